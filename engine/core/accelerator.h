@@ -1,0 +1,70 @@
+#pragma once
+// Accelerator catalog and topology naming (domain brief §2.1-§2.2). Pure: no I/O.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace podium::core {
+
+enum class AcceleratorKind { tpu, gpu, cpu };
+
+// Per-family constants from the catalog table.
+struct AcceleratorFamily {
+  std::string name;              // "tpu7x", "v5p", "v5e", "v6e", "v4", "h100", "h200", "b200", "cpu"
+  AcceleratorKind kind;
+  std::vector<std::string> aliases;   // e.g. v5e: {"v5litepod"}
+  bool name_counts_cores;        // true when N in "family-N" counts TensorCores (2 per chip)
+  int devices_per_chip;          // JAX devices per chip (tpu7x: 2)
+  double peak_tflops_per_chip;   // dense bf16
+  double hbm_gib_per_chip;       // nominal, GiB
+  double usable_hbm_gib_per_device;  // what JAX reports usable per device
+  double hbm_bandwidth_gbps;
+  double ici_bandwidth_gbps;
+  int chips_per_host;            // multi-host slices
+  int torus_dims;                // 2 or 3 (0 for GPU/CPU)
+};
+
+// A parsed slice type: everything the API shows for "accelerator".
+struct AcceleratorType {
+  std::string family;            // "tpu7x"
+  std::string type;              // canonical "family-N", e.g. "tpu7x-64"
+  std::string topology;          // "2x4x4" ("" for GPU/CPU)
+  int chips_per_slice = 0;       // GPUs for GPU nodes, hosts for cpu-N
+  int devices_per_slice = 0;     // JAX devices
+  int hosts_per_slice = 0;
+  std::vector<int> physical_mesh;  // tpu7x 2x4x4 -> [2,4,4,2]; v6e 4x4 -> [4,4,1]
+  double peak_tflops_per_device = 0;
+  double hbm_gib_per_device = 0;         // nominal
+  double usable_hbm_gib_per_device = 0;  // capacity the planner uses
+  AcceleratorKind kind = AcceleratorKind::tpu;
+};
+
+struct AcceleratorError {
+  std::string message;                  // "unknown accelerator family 'tpu9'"
+  std::vector<std::string> valid_choices;  // families, or valid topologies / sizes of the family
+};
+
+// Parses "tpu7x-64", "tpu7x-2x4x4", "v5litepod-16", "v5e-16", "v6e-256", "h100-8" (nodes of 8 GPUs:
+// N counts GPUs, a multiple of 8), "a3-mega-2" style is not accepted, "cpu-N" (N hosts, 1 device each).
+// Case-insensitive. On failure, the error names the valid choices.
+struct AcceleratorParse {
+  std::optional<AcceleratorType> type;
+  std::optional<AcceleratorError> error;
+};
+AcceleratorParse parse_accelerator(std::string_view text);
+
+const std::vector<AcceleratorFamily>& accelerator_families();
+const AcceleratorFamily* find_family(std::string_view name_or_alias);
+
+// Valid topologies of a family, smallest first (the catalog's list, not every possible shape).
+std::vector<std::string> valid_topologies(std::string_view family);
+
+// Contract JSON: {"family","type","topology","chips_per_slice","devices_per_slice",
+// "hosts_per_slice","physical_mesh","peak_tflops_per_device","hbm_gib_per_device", ...}
+nlohmann::json to_json(const AcceleratorType& t);
+
+}  // namespace podium::core
