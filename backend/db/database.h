@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace podium::db {
@@ -75,6 +77,8 @@ class Result {
   std::optional<double> opt_double(size_t row, std::string_view column) const;
   bool boolean(size_t row, std::string_view column) const;  // 't' -> true
   int64_t affected_rows() const;
+  // The command tag PostgreSQL returned: "INSERT 0 1", "COMMIT", "ROLLBACK", ...
+  std::string command_tag() const;
 
   struct Impl;
   explicit Result(std::unique_ptr<Impl> impl);
@@ -98,6 +102,14 @@ class Transaction {
   Result exec(std::string_view sql, const Params& params = {});
   void commit();
 
+  // Several statements separated by ';' and no parameters (simple query protocol). For
+  // migration files only: never build its text from input.
+  void exec_script(std::string_view sql);
+  // SET LOCAL statement_timeout for the rest of this transaction (zero: no limit), and the
+  // client-side wait follows it. For migrations and the rare long report.
+  void set_statement_timeout(std::chrono::milliseconds timeout);
+  TxMode mode() const;
+
   struct Lease;  // the pooled connection this transaction holds
   explicit Transaction(std::unique_ptr<Lease> lease, TxMode mode);
 
@@ -107,20 +119,22 @@ class Transaction {
 };
 
 struct PoolOptions {
-  std::string conninfo;                 // libpq connection string
+  std::string conninfo;  // libpq connection string
   int max_connections = 16;
-  std::chrono::milliseconds acquire_timeout{2000};    // waiting for a free connection
-  std::chrono::milliseconds connect_timeout{2000};    // establishing a new connection
+  std::chrono::milliseconds acquire_timeout{2000};  // waiting for a free connection
+  std::chrono::milliseconds connect_timeout{2000};  // establishing a new connection
   std::chrono::milliseconds statement_timeout{15000};
   std::string application_name = "podium-server";
+  std::chrono::milliseconds ping_timeout{1000};  // ping(): connect + SELECT 1
 };
 
 struct PoolStats {
   int in_use = 0;
   int idle = 0;
   int waiting = 0;
-  uint64_t errors = 0;              // DbError thrown, all kinds
+  uint64_t errors = 0;  // DbError thrown, all kinds
   uint64_t connections_opened = 0;
+  int max_connections = 0;
 };
 
 class Database {
@@ -135,7 +149,8 @@ class Database {
   // Runs fn in a fresh transaction, committing after it returns; retries on Kind::retryable
   // (up to 5 times with jittered backoff). fn must be safe to run more than once.
   template <typename Fn>
-  auto transact(Fn&& fn, TxMode mode = TxMode::read_write) -> decltype(fn(std::declval<Transaction&>()));
+  auto transact(Fn&& fn, TxMode mode = TxMode::read_write)
+      -> decltype(fn(std::declval<Transaction&>()));
 
   // SELECT 1 with a short deadline; false when the database is unreachable.
   bool ping();

@@ -1,0 +1,34 @@
+#pragma once
+// What every handler may use: the database, the configuration, metrics, the cursor key.
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+
+#include "backend/common/config.h"
+#include "backend/common/metrics.h"
+#include "backend/common/router.h"
+#include "backend/db/database.h"
+
+namespace podium::api {
+
+struct ApiContext {
+  db::Database& db;
+  const ServerConfig& config;
+  metrics::Registry& metrics;
+  std::string cursor_key;  // MAC key for pagination cursors, from the settings table
+  std::shared_ptr<spdlog::logger> log;
+};
+
+// Registration functions, one per resource file.
+void register_health_routes(http::Router&, ApiContext&);
+void register_auth_routes(http::Router&, ApiContext&);
+void register_user_routes(http::Router&, ApiContext&);
+void register_cluster_routes(http::Router&, ApiContext&);
+void register_dataset_routes(http::Router&, ApiContext&);
+void register_model_routes(http::Router&, ApiContext&);
+void register_run_routes(http::Router&, ApiContext&);
+
+}  // namespace podium::api

@@ -1,0 +1,146 @@
+// Sign-in for the dashboard (session cookie), the caller's own API tokens.
+#include <thread>
+
+#include "backend/api/api_context.h"
+#include "backend/api/sql_util.h"
+#include "backend/common/json_input.h"
+#include "backend/common/problem.h"
+#include "backend/common/secrets.h"
+
+namespace podium::api {
+
+namespace {
+
+nlohmann::json me_json(const http::Principal& p) {
+  if (p.kind == http::Principal::Kind::worker)
+    return {{"kind", "worker"}, {"token_id", p.token_id}, {"cluster_id", p.cluster_id}};
+  return {{"kind", "user"}, {"id", p.user_id}, {"username", p.username}, {"role", http::role_name(p.role)}};
+}
+
+std::string session_cookie(const std::string& value, long max_age) {
+  return "podium_session=" + value + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age);
+}
+
+}  // namespace
+
+void register_auth_routes(http::Router& router, ApiContext& ctx) {
+  router.add("POST", "/api/v1/auth/login", http::Access::open, [&ctx](http::RequestContext& rc) {
+    auto body = http::parse_json_object(rc.request);
+    http::ObjectReader in(body);
+    // Either username + password, or an API token (the admin token the quick start prints).
+    const bool with_token = in.present("token");
+    auto token = in.string("token", with_token, 512);
+    auto username = in.string("username", !with_token, 128);
+    auto password = in.string("password", !with_token, 1024);
+    in.reject_unknown_fields();
+    in.finish();
+    db::Result r;
+    if (with_token) {
+      r = ctx.db.transact(
+          [&](db::Transaction& tx) {
+            return tx.exec("SELECT u.id, u.username, u.role FROM api_tokens t JOIN users u ON u.id = t.user_id "
+                           "WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND NOT u.disabled",
+                           {secrets::token_hash(*token)});
+          },
+          db::TxMode::read_only);
+      if (r.empty()) throw http::unauthorized("invalid or revoked token");
+    } else {
+      r = ctx.db.transact(
+          [&](db::Transaction& tx) {
+            return tx.exec(
+                "SELECT id, username, role, password_hash FROM users WHERE username = $1 AND NOT disabled",
+                {*username});
+          },
+          db::TxMode::read_only);
+      // Verify against a dummy hash when the user is unknown so both paths cost the same time.
+      static const std::string dummy = secrets::hash_password("podium-timing-equaliser").value_or("");
+      const bool known = !r.empty() && !r.is_null(0, "password_hash");
+      const bool ok = secrets::verify_password(known ? r.at(0, "password_hash") : dummy, *password) && known;
+      if (!ok) throw http::unauthorized("unknown user or wrong password");
+    }
+    const std::string sid = secrets::new_token("pds_");
+    const long ttl = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(ctx.config.session_ttl).count());
+    ctx.db.transact([&](db::Transaction& tx) {
+      tx.exec("INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))",
+              {secrets::token_hash(sid), r.at(0, "id"), std::to_string(ttl)});
+      tx.exec("DELETE FROM sessions WHERE expires_at < now()");
+    });
+    http::Principal p;
+    p.user_id = r.at(0, "id");
+    p.username = r.at(0, "username");
+    p.role = http::parse_role(r.at(0, "role")).value_or(http::Role::viewer);
+    auto res = json_response(200, {{"user", me_json(p)}});
+    res.set_header("Set-Cookie", session_cookie(sid, ttl));
+    return res;
+  });
+
+  router.add("POST", "/api/v1/auth/logout", http::Access::reader, [&ctx](http::RequestContext& rc) {
+    if (!rc.principal->session_id.empty())
+      ctx.db.transact([&](db::Transaction& tx) {
+        tx.exec("DELETE FROM sessions WHERE id_hash = $1", {rc.principal->session_id});
+      });
+    auto res = http::Response::empty(204);
+    res.set_header("Set-Cookie", session_cookie("", 0));
+    return res;
+  });
+
+  router.add("GET", "/api/v1/auth/me", http::Access::reader,
+             [](http::RequestContext& rc) { return json_response(200, me_json(*rc.principal)); });
+
+  // The caller's own API tokens.
+  router.add("GET", "/api/v1/tokens", http::Access::reader, [&ctx](http::RequestContext& rc) {
+    auto page = read_page(rc, ctx.cursor_key);
+    auto r = ctx.db.transact(
+        [&](db::Transaction& tx) {
+          return tx.exec("SELECT id, seq, name, " + rfc3339("created_at") + " AS created_at, " +
+                             rfc3339("last_used_at") + " AS last_used_at, " + rfc3339("revoked_at") +
+                             " AS revoked_at FROM api_tokens WHERE user_id = $1 AND ($2::bigint IS NULL OR seq < $2) "
+                             "ORDER BY seq DESC LIMIT $3",
+                         {user_id(rc),
+                          page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(std::nullopt),
+                          std::to_string(page.limit + 1)});
+        },
+        db::TxMode::read_only);
+    nlohmann::json items = nlohmann::json::array();
+    std::vector<int64_t> seqs;
+    for (size_t i = 0; i < r.size(); ++i) {
+      items.push_back({{"id", r.at(i, "id")}, {"name", r.at(i, "name")}, {"created_at", r.at(i, "created_at")},
+                       {"last_used_at", nullable_string(r, i, "last_used_at")},
+                       {"revoked_at", nullable_string(r, i, "revoked_at")}});
+      seqs.push_back(r.int64(i, "seq"));
+    }
+    return json_response(200, page_response(std::move(items), seqs, page, ctx.cursor_key));
+  });
+
+  router.add("POST", "/api/v1/tokens", http::Access::reader, [&ctx](http::RequestContext& rc) {
+    nlohmann::json body = rc.request.body.empty() ? nlohmann::json::object() : http::parse_json_object(rc.request);
+    http::ObjectReader in(body);
+    auto name = in.string("name", false, 128);
+    in.reject_unknown_fields();
+    in.finish();
+    const std::string token = secrets::new_token("pdm_");
+    const std::string id = new_id("tok");
+    ctx.db.transact([&](db::Transaction& tx) {
+      tx.exec("INSERT INTO api_tokens (id, user_id, name, token_hash) VALUES ($1, $2, $3, $4)",
+              {id, user_id(rc), name.value_or(""), secrets::token_hash(token)});
+      audit(tx, rc, "create", "api_token", id);
+    });
+    return json_response(201, {{"id", id}, {"name", name.value_or("")}, {"token", token}});
+  });
+
+  router.add("DELETE", "/api/v1/tokens/{id}", http::Access::reader, [&ctx](http::RequestContext& rc) {
+    const std::string& id = rc.param("id");
+    const bool admin = rc.principal->is_admin();
+    auto r = ctx.db.transact([&](db::Transaction& tx) {
+      auto res = tx.exec("UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND "
+                         "(user_id = $2 OR $3::boolean) RETURNING id",
+                         {id, user_id(rc), admin ? "true" : "false"});
+      if (!res.empty()) audit(tx, rc, "revoke", "api_token", id);
+      return res;
+    });
+    if (r.empty()) throw http::not_found("no token " + id);
+    return http::Response::empty(204);
+  });
+}
+
+}  // namespace podium::api

@@ -1,0 +1,115 @@
+#include <string_view>
+
+#include "backend/api/app.h"
+#include "backend/common/problem.h"
+#include "backend/common/secrets.h"
+
+namespace podium::api {
+
+namespace {
+
+std::optional<std::string> session_cookie(const http::Request& req) {
+  auto cookie = req.header("cookie");
+  if (!cookie) return std::nullopt;
+  std::string_view c = *cookie;
+  while (!c.empty()) {
+    size_t semi = c.find(';');
+    std::string_view part = c.substr(0, semi);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    if (part.rfind("podium_session=", 0) == 0) return std::string(part.substr(15));
+    if (semi == std::string_view::npos) break;
+    c.remove_prefix(semi + 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request& req) {
+  auto auth = req.header("authorization");
+  if (auth) {
+    std::string_view a = *auth;
+    if (a.size() < 8 || (a.substr(0, 7) != "Bearer " && a.substr(0, 7) != "bearer "))
+      throw http::unauthorized("the Authorization header must be 'Bearer <token>'");
+    std::string token(a.substr(7));
+    if (token.empty() || token.size() > 512) throw http::unauthorized("invalid token");
+    const std::string hash = secrets::token_hash(token);
+    return ctx.db.transact([&](db::Transaction& tx) -> std::optional<http::Principal> {
+      if (token.rfind("pdw_", 0) == 0) {
+        auto r = tx.exec(
+            "UPDATE worker_tokens SET last_used_at = now() WHERE token_hash = $1 AND revoked_at IS NULL "
+            "RETURNING id, cluster_id",
+            {hash});
+        if (r.empty()) throw http::unauthorized("invalid or revoked token");
+        http::Principal p;
+        p.kind = http::Principal::Kind::worker;
+        p.token_id = r.at(0, "id");
+        p.cluster_id = r.at(0, "cluster_id");
+        return p;
+      }
+      auto r = tx.exec(
+          "SELECT t.id, u.id AS user_id, u.username, u.role FROM api_tokens t JOIN users u ON u.id = t.user_id "
+          "WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND NOT u.disabled",
+          {hash});
+      if (r.empty()) throw http::unauthorized("invalid or revoked token");
+      // last_used_at is kept to the minute: one write per token per minute, not per request.
+      tx.exec("UPDATE api_tokens SET last_used_at = now() WHERE id = $1 AND "
+              "(last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
+              {r.at(0, "id")});
+      http::Principal p;
+      p.kind = http::Principal::Kind::user;
+      p.token_id = r.at(0, "id");
+      p.user_id = r.at(0, "user_id");
+      p.username = r.at(0, "username");
+      p.role = http::parse_role(r.at(0, "role")).value_or(http::Role::viewer);
+      return p;
+    });
+  }
+  if (auto sid = session_cookie(req)) {
+    if (sid->empty() || sid->size() > 256) throw http::unauthorized("invalid session");
+    const std::string hash = secrets::token_hash(*sid);
+    auto r = ctx.db.transact(
+        [&](db::Transaction& tx) {
+          return tx.exec(
+              "SELECT u.id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id "
+              "WHERE s.id_hash = $1 AND s.expires_at > now() AND NOT u.disabled",
+              {hash});
+        },
+        db::TxMode::read_only);
+    if (r.empty()) throw http::unauthorized("the session has expired; sign in again");
+    http::Principal p;
+    p.kind = http::Principal::Kind::user;
+    p.user_id = r.at(0, "id");
+    p.username = r.at(0, "username");
+    p.role = http::parse_role(r.at(0, "role")).value_or(http::Role::viewer);
+    p.session_id = hash;
+    return p;
+  }
+  return std::nullopt;
+}
+
+void authorize(http::Access access, const std::optional<http::Principal>& principal) {
+  using http::Access;
+  if (access == Access::open) return;
+  if (!principal) throw http::unauthorized("this endpoint needs a token: send 'Authorization: Bearer <token>'");
+  const bool worker = principal->kind == http::Principal::Kind::worker;
+  switch (access) {
+    case Access::open: return;
+    case Access::agent:
+      if (!worker) throw http::forbidden("only worker tokens may call the agent API");
+      return;
+    case Access::reader:
+      if (worker) throw http::forbidden("worker tokens may call only /api/v1/agent/*");
+      return;
+    case Access::writer:
+      if (worker) throw http::forbidden("worker tokens may call only /api/v1/agent/*");
+      if (!principal->can_write()) throw http::forbidden("viewers have read-only access");
+      return;
+    case Access::admin:
+      if (worker) throw http::forbidden("worker tokens may call only /api/v1/agent/*");
+      if (!principal->is_admin()) throw http::forbidden("this needs the admin role");
+      return;
+  }
+}
+
+}  // namespace podium::api

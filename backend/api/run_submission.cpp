@@ -1,0 +1,63 @@
+#include "backend/api/run_submission.h"
+
+#include "backend/api/resolve.h"
+#include "backend/common/problem.h"
+#include "engine/core/accelerator.h"
+
+namespace podium::api {
+
+namespace {
+
+std::optional<double> opt_double(const db::Result& r, const char* col) {
+  auto v = r.opt_double(0, col);
+  return v;
+}
+
+}  // namespace
+
+Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
+  auto parsed = core::parse_run_spec(body);
+  if (!parsed.spec) {
+    std::vector<http::FieldError> errors;
+    for (const auto& e : parsed.errors) errors.push_back({e.field, e.message});
+    throw http::bad_request("the run spec is invalid", std::move(errors));
+  }
+  Submission s;
+  s.spec = std::move(*parsed.spec);
+  s.spec_json = core::to_json(s.spec);
+  s.spec_json.erase("force");
+
+  auto cluster_id = find_cluster_id(tx, s.spec.cluster);
+  if (!cluster_id) throw http::unprocessable("no cluster " + s.spec.cluster, {{"cluster", "no such cluster"}});
+  s.cluster_id = *cluster_id;
+  auto cluster = tx.exec("SELECT accelerator, num_slices FROM clusters WHERE id = $1", {s.cluster_id});
+
+  core::PlanInput input;
+  input.spec = s.spec;
+  input.accelerator_name = cluster.at(0, "accelerator");
+  auto acc = core::parse_accelerator(input.accelerator_name);
+  if (acc.type) input.accelerator = *acc.type;
+  input.num_slices = static_cast<int>(cluster.int64(0, "num_slices"));
+
+  if (s.spec.dataset) {
+    auto dataset_id = find_dataset_id(tx, *s.spec.dataset);
+    if (!dataset_id) throw http::unprocessable("no dataset " + *s.spec.dataset, {{"dataset", "no such dataset"}});
+    s.dataset_id = *dataset_id;
+    auto d = tx.exec("SELECT format, records, bytes, tokens, tokens_per_record FROM datasets WHERE id = $1",
+                     {*dataset_id});
+    core::DatasetFacts facts;
+    facts.format = d.at(0, "format");
+    facts.records = opt_double(d, "records");
+    facts.bytes = opt_double(d, "bytes");
+    facts.tokens = opt_double(d, "tokens");
+    facts.tokens_per_record = opt_double(d, "tokens_per_record");
+    input.dataset = facts;
+  }
+
+  auto plan = core::make_plan(input);
+  s.plan_ok = plan.ok;
+  s.plan = core::to_json(plan);
+  return s;
+}
+
+}  // namespace podium::api

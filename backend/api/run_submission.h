@@ -1,0 +1,31 @@
+#pragma once
+// Turns a run spec (POST /api/v1/runs or /plan body) into its validated form and its plan.
+// engine/core does the validating and planning; this file looks up what the spec names
+// (cluster, dataset) in the database so the plan rests on stored facts.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/api/api_context.h"
+#include "engine/core/planner.h"
+#include "engine/core/run_spec.h"
+
+namespace podium::api {
+
+struct Submission {
+  core::RunSpec spec;
+  std::string cluster_id;
+  std::optional<std::string> dataset_id;
+  nlohmann::json spec_json;  // the spec as stored (without "force")
+  nlohmann::json plan;       // the planner's verdict (contract shape)
+  bool plan_ok = false;
+};
+
+// Parses the spec (400 with field errors), resolves cluster and dataset (422 when unknown) and
+// plans it inside the caller's transaction.
+Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body);
+
+}  // namespace podium::api

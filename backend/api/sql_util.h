@@ -1,0 +1,46 @@
+#pragma once
+// Helpers shared by the resource handlers: ids, timestamps, pagination, JSON from rows.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/common/router.h"
+#include "backend/db/database.h"
+
+namespace podium::api {
+
+// Opaque resource id: a short type prefix and 16 random hex digits ("run_3f9c...").
+std::string new_id(const std::string& prefix);
+
+// SQL expression rendering a timestamptz column as RFC 3339 UTC with microseconds.
+std::string rfc3339(const std::string& column);
+
+struct Page {
+  int limit = 50;
+  std::optional<int64_t> after_seq;  // keyset position from the cursor
+};
+// Reads ?limit= (1..500, default 50) and ?cursor=; throws Problem 400 for bad values.
+Page read_page(const http::RequestContext& ctx, const std::string& cursor_key);
+// Builds {"items":[...],"next_cursor":...} from rows fetched with LIMIT page.limit + 1.
+nlohmann::json page_response(nlohmann::json items, const std::vector<int64_t>& seqs, const Page& page,
+                             const std::string& cursor_key);
+
+std::optional<nlohmann::json> json_column(const db::Result& r, size_t row, const std::string& col);
+nlohmann::json nullable_int(const db::Result& r, size_t row, const std::string& col);
+nlohmann::json nullable_double(const db::Result& r, size_t row, const std::string& col);
+nlohmann::json nullable_string(const db::Result& r, size_t row, const std::string& col);
+
+// Writes one audit row in the caller's transaction.
+void audit(db::Transaction& tx, const http::RequestContext& ctx, const std::string& action,
+           const std::string& resource_type, const std::string& resource_id,
+           const nlohmann::json& detail = nlohmann::json::object());
+
+http::Response json_response(int status, const nlohmann::json& body);
+
+// Caller must be signed in as a user; returns the user id.
+const std::string& user_id(const http::RequestContext& ctx);
+
+}  // namespace podium::api

@@ -1,0 +1,517 @@
+// podium runs ..., podium plan, podium logs, podium compare, podium import-log
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backend/cli/commands.h"
+#include "backend/cli/exit_codes.h"
+#include "backend/cli/run_spec.h"
+#include "backend/cli/views.h"
+
+namespace podium::cli {
+namespace {
+
+// The query parameter that carries a logs page's next_cursor back to the server. The general
+// list convention of the contract is ?cursor=; GET /runs/{id}/logs documents ?after= as well,
+// which the server may read as a position. The cursor is what next_cursor is for.
+constexpr const char* kLogsCursorParam = "cursor";
+constexpr long long kLogsPage = 500;
+
+bool terminal_state(const std::string& s) {
+  return s == "succeeded" || s == "failed" || s == "cancelled";
+}
+
+std::string run_path(const std::string& id) {
+  return "/api/v1/runs/" + segment(id);
+}
+
+// Reads -f FILE (or "-") and converts it to the JSON run spec. Usage exit when it cannot.
+std::optional<Json> read_spec(Context& ctx, int& exit) {
+  const auto file = ctx.args.value("file");
+  if (!file) {
+    exit = usage_error(ctx, "missing -f run.yaml");
+    return std::nullopt;
+  }
+  const auto text = read_input(ctx, *file, exit);
+  if (!text) return std::nullopt;
+  YamlToJson spec = load_run_spec(*text);
+  if (!spec.value) {
+    exit = usage_error(ctx, (*file == "-" ? std::string("<stdin>") : *file) + ": " + spec.error);
+    return std::nullopt;
+  }
+  return std::move(*spec.value);
+}
+
+void print_plan_warnings(Context& ctx, const Json& plan) {
+  const Json* warnings = find_path(plan, "warnings");
+  if (warnings == nullptr || !warnings->is_array()) return;
+  for (const auto& w : *warnings) {
+    if (w.is_object()) {
+      const Json* code = find_path(w, "code");
+      ctx.err << "warning: " << (code != nullptr ? format_value(*code) + ": " : "")
+              << format_value(find_path(w, "message")) << "\n";
+    } else {
+      ctx.err << "warning: " << format_value(w) << "\n";
+    }
+  }
+}
+
+// ----- runs -----
+
+int runs_list(Context& ctx) {
+  std::string path = "/api/v1/runs";
+  for (const char* filter : {"state", "cluster", "model", "owner", "tag", "q"}) {
+    if (auto v = ctx.args.value(filter)) path = with_query(path, filter, *v);
+  }
+  return print_list(ctx, path, run_columns(), "runs");
+}
+
+int runs_get(Context& ctx) {
+  const Call c = call(ctx, "GET", run_path(ctx.args.positionals[0]));
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+    return kExitOk;
+  }
+  if (!c.json.is_object()) return report_unreadable(ctx, "expected a run object");
+  // The stored plan is long; `podium plan` shows it in full. Here one verdict line stands in.
+  Json shown = c.json;
+  const Json* plan = find_path(c.json, "plan");
+  if (plan != nullptr) shown.erase("plan");
+  ctx.out << render_details(shown);
+  if (plan != nullptr && plan->is_object()) ctx.out << "plan: " << plan_verdict(*plan) << "\n";
+  return kExitOk;
+}
+
+int runs_submit(Context& ctx) {
+  int exit = kExitOk;
+  auto spec = read_spec(ctx, exit);
+  if (!spec) return exit;
+  if (ctx.args.has("force")) (*spec)["force"] = true;
+  const Call c = call(ctx, "POST", "/api/v1/runs", spec->dump());
+  if (!c.ok()) {
+    if (c.status == 422 && c.json.is_object()) {
+      // A plan with errors: show why, the way `podium plan` would.
+      if (const Json* plan = find_path(c.json, "plan"); plan != nullptr && plan->is_object()) {
+        ctx.err << "\n" << render_plan(*plan);
+      }
+      if (!ctx.args.has("force")) ctx.err << "hint: fix the spec, or submit anyway with --force\n";
+    }
+    return c.exit;
+  }
+  if (ctx.json) {
+    print_raw(ctx, c);
+    return kExitOk;
+  }
+  if (!c.json.is_object()) return report_unreadable(ctx, "expected the created run");
+  ctx.out << "submitted run " << format_value(find_path(c.json, "id")) << " ("
+          << format_value(find_path(c.json, "name")) << "): " << run_state_text(c.json) << "\n";
+  if (const Json* plan = find_path(c.json, "plan"); plan != nullptr && plan->is_object()) {
+    ctx.out << "plan: " << plan_verdict(*plan) << "\n";
+    print_plan_warnings(ctx, *plan);
+  }
+  return kExitOk;
+}
+
+int runs_cancel(Context& ctx) {
+  const std::string& id = ctx.args.positionals[0];
+  const Call c = call(ctx, "POST", run_path(id) + "/cancel", "{}");
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+    return kExitOk;
+  }
+  ctx.out << "cancel requested for run " << id;
+  if (c.json.is_object() && c.json.contains("state")) ctx.out << ": " << run_state_text(c.json);
+  ctx.out << "\n";
+  return kExitOk;
+}
+
+int runs_delete(Context& ctx) {
+  const std::string& id = ctx.args.positionals[0];
+  const Call c = call(ctx, "DELETE", run_path(id));
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+  } else {
+    ctx.out << "deleted run " << id << "\n";
+  }
+  return kExitOk;
+}
+
+int runs_attempts(Context& ctx) {
+  return print_list(ctx, run_path(ctx.args.positionals[0]) + "/attempts", attempt_columns(),
+                    "attempts");
+}
+
+int runs_events(Context& ctx) {
+  return print_list(ctx, run_path(ctx.args.positionals[0]) + "/events", run_event_columns(),
+                    "events");
+}
+
+int runs_checkpoints(Context& ctx) {
+  return print_list(ctx, run_path(ctx.args.positionals[0]) + "/checkpoints", checkpoint_columns(),
+                    "checkpoints");
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    auto comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+int runs_metrics(Context& ctx) {
+  int exit = kExitOk;
+  std::string path = run_path(ctx.args.positionals[0]) + "/metrics";
+  std::vector<std::string> fields;
+  if (auto f = ctx.args.value("fields")) {
+    fields = split_commas(*f);
+    if (fields.empty()) return usage_error(ctx, "--fields needs at least one name");
+    path = with_query(path, "fields", *f);
+  }
+  for (const auto& [flag, param] : {std::pair<const char*, const char*>{"from-step", "from_step"},
+                                    {"to-step", "to_step"},
+                                    {"max-points", "max_points"}}) {
+    const auto v = int_option(ctx, flag, flag == std::string("max-points") ? 1 : 0, exit);
+    if (exit != kExitOk) return exit;
+    if (v) path = with_query(path, param, std::to_string(*v));
+  }
+  const Call c = call(ctx, "GET", path);
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+    return kExitOk;
+  }
+  if (!c.json.is_object()) return report_unreadable(ctx, "expected {\"steps\",\"series\"}");
+  const Json* steps = find_path(c.json, "steps");
+  if (steps == nullptr || !steps->is_array() || steps->empty()) {
+    ctx.err << "no metrics recorded\n";
+    return kExitOk;
+  }
+  ctx.out << render_metrics(c.json, fields);
+  return kExitOk;
+}
+
+int runs_summary(Context& ctx) {
+  const Call c = call(ctx, "GET", run_path(ctx.args.positionals[0]) + "/summary");
+  if (!c.ok()) return c.exit;
+  return print_object(ctx, c);
+}
+
+// ----- plan -----
+
+int plan_command(Context& ctx) {
+  int exit = kExitOk;
+  auto spec = read_spec(ctx, exit);
+  if (!spec) return exit;
+  const Call c = call(ctx, "POST", "/api/v1/plan", spec->dump(), /*report_errors=*/false);
+  if (c.status == 0) return c.exit;  // transport failure, already reported
+  // A plan with errors may come back as 200 {"ok":false} or as 422 carrying the plan.
+  const bool is_plan = c.json.is_object() && c.json.contains("ok");
+  if (!c.ok() && !(c.status == 422 && is_plan)) return report_status(ctx, c.status, c.body);
+  if (!is_plan) return report_unreadable(ctx, "expected a plan");
+  const Json* ok = find_path(c.json, "ok");
+  const bool fine = ok->is_boolean() && ok->get<bool>();
+  if (ctx.json) {
+    print_raw(ctx, c);
+  } else {
+    ctx.out << render_plan(c.json);
+  }
+  return fine ? kExitOk : kExitFailed;
+}
+
+// ----- logs -----
+
+// Prints log items once each: pages and the live stream may overlap, so a line is printed only
+// when its seq is past the last one printed for its (attempt, rank).
+class LogPrinter {
+ public:
+  LogPrinter(std::ostream& out, bool show_rank, bool show_attempt)
+      : out_(out), show_rank_(show_rank), show_attempt_(show_attempt) {}
+
+  void print(const Json& item) {
+    if (!item.is_object()) {
+      if (item.is_string()) out_ << item.get<std::string>() << "\n";
+      return;
+    }
+    const Json* line = find_path(item, "line");
+    if (line == nullptr) return;
+    const Json* attempt = find_path(item, "attempt");
+    const Json* rank = find_path(item, "rank");
+    const std::string attempt_text = attempt == nullptr ? "" : format_value(*attempt);
+    const std::string key = attempt_text + "/" + (rank == nullptr ? "" : format_value(*rank));
+    if (const Json* seq = find_path(item, "seq"); seq != nullptr && seq->is_number_integer()) {
+      const auto s = seq->get<long long>();
+      const auto it = last_seq_.find(key);
+      if (it != last_seq_.end() && s <= it->second) return;
+      last_seq_[key] = s;
+    }
+    if (show_attempt_ && attempt != nullptr && attempt_text != current_attempt_) {
+      out_ << "--- attempt " << attempt_text << " ---\n";
+      current_attempt_ = attempt_text;
+    }
+    if (show_rank_ && rank != nullptr) out_ << "[" << format_value(*rank) << "] ";
+    std::string text = line->is_string() ? line->get<std::string>() : line->dump();
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    out_ << text << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+  bool show_rank_;
+  bool show_attempt_;
+  std::string current_attempt_;
+  std::map<std::string, long long> last_seq_;
+};
+
+std::string logs_query(const Context& ctx, std::string path) {
+  if (auto a = ctx.args.value("attempt")) path = with_query(path, "attempt", *a);
+  if (auto r = ctx.args.value("rank")) path = with_query(path, "rank", *r);
+  return path;
+}
+
+int page_logs(Context& ctx, const std::string& id, LogPrinter& printer) {
+  std::optional<std::string> cursor;
+  std::set<std::string> seen;
+  do {
+    std::string path = logs_query(ctx, run_path(id) + "/logs");
+    path = with_query(path, "limit", std::to_string(kLogsPage));
+    if (cursor) path = with_query(path, kLogsCursorParam, *cursor);
+    const Call c = call(ctx, "GET", path);
+    if (!c.ok()) return c.exit;
+    const Json* items = find_path(c.json, "items");
+    if (items == nullptr || !items->is_array())
+      return report_unreadable(ctx, "expected {\"items\":[...]} of log lines");
+    for (const auto& item : *items) printer.print(item);
+    cursor.reset();
+    const Json* next = find_path(c.json, "next_cursor");
+    if (next != nullptr && next->is_string() && !next->get<std::string>().empty()) {
+      if (!seen.insert(next->get<std::string>()).second) {
+        return report_unreadable(ctx, "the server returned the same logs cursor twice");
+      }
+      cursor = next->get<std::string>();
+    }
+  } while (cursor);
+  return kExitOk;
+}
+
+// What a logs/stream event carries: one log item, a batch ({"items"} or {"lines"} with a first
+// seq), or a state change. Returns false when the stream says the run has ended.
+bool on_log_event(const std::string& event, const std::string& data, LogPrinter& printer,
+                  std::ostream& out) {
+  if (event == "end" || event == "done" || event == "eof" || event == "close") return false;
+  const Json j = Json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    if (event == "message" || event == "log") out << data << "\n";  // plain text lines
+    out.flush();
+    return true;
+  }
+  if (j.is_array()) {
+    for (const auto& item : j) printer.print(item);
+  } else if (j.is_object() && j.contains("line")) {
+    printer.print(j);
+  } else if (const Json* items = find_path(j, "items"); items != nullptr && items->is_array()) {
+    for (const auto& item : *items) printer.print(item);
+  } else if (const Json* lines = find_path(j, "lines"); lines != nullptr && lines->is_array()) {
+    const Json* first = find_path(j, "seq");
+    long long seq = first != nullptr && first->is_number_integer() ? first->get<long long>() : -1;
+    for (const auto& l : *lines) {
+      Json item = Json::object();
+      if (const Json* a = find_path(j, "attempt")) item["attempt"] = *a;
+      if (const Json* r = find_path(j, "rank")) item["rank"] = *r;
+      if (seq >= 0) item["seq"] = seq++;
+      item["line"] = l;
+      printer.print(item);
+    }
+  } else if (const Json* state = find_path(j, "state"); state != nullptr && state->is_string()) {
+    if (terminal_state(state->get<std::string>())) return false;
+  }
+  out.flush();
+  return true;
+}
+
+int logs_command(Context& ctx) {
+  int exit = kExitOk;
+  const std::string& id = ctx.args.positionals[0];
+  if (int_option(ctx, "rank", 0, exit); exit != kExitOk) return exit;
+  LogPrinter printer(ctx.out, !ctx.args.has("rank"), !ctx.args.has("attempt"));
+  if (int rc = page_logs(ctx, id, printer); rc != kExitOk) return rc;
+  if (!ctx.args.has("follow")) return kExitOk;
+  ctx.out.flush();
+
+  const std::string stream_path = logs_query(ctx, run_path(id) + "/logs/stream");
+  for (;;) {
+    bool ended = false;
+    const auto error =
+        ctx.api.stream(stream_path, [&](const std::string& event, const std::string& data) {
+          if (on_log_event(event, data, printer, ctx.out)) return true;
+          ended = true;
+          return false;
+        });
+    if (error) {
+      if (error->status != 0) return report_status(ctx, error->status, error->body);
+      if (!error->timed_out) return report_transport(ctx, error->message);
+    }
+    if (ended) return kExitOk;
+    // The stream closed or went quiet: stop if the run is over, otherwise reconnect (the printer
+    // drops lines a reconnected stream repeats).
+    const Call c = call(ctx, "GET", run_path(id));
+    if (!c.ok()) return c.exit;
+    const Json* state = find_path(c.json, "state");
+    if (state != nullptr && state->is_string() && terminal_state(state->get<std::string>()))
+      return kExitOk;
+    if (ctx.env.sleep) ctx.env.sleep(std::chrono::milliseconds(1000));
+  }
+}
+
+// ----- compare -----
+
+int compare_command(Context& ctx) {
+  std::string runs;
+  for (const auto& id : ctx.args.positionals) {
+    if (!runs.empty()) runs += ",";
+    runs += segment(id);
+  }
+  std::string path = "/api/v1/compare?runs=" + runs;
+  if (auto b = ctx.args.value("baseline")) path = with_query(path, "baseline", *b);
+  const Call c = call(ctx, "GET", path);
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+    return kExitOk;
+  }
+  if (!c.json.is_object() || !c.json.contains("rows"))
+    return report_unreadable(ctx, "expected {\"baseline\",\"rows\"}");
+  ctx.out << render_compare(c.json);
+  return kExitOk;
+}
+
+// ----- import-log -----
+
+int import_log_command(Context& ctx) {
+  int exit = kExitOk;
+  const std::string& file = ctx.args.positionals[0];
+  const auto accelerator = ctx.args.value("accelerator");
+  if (!accelerator || accelerator->empty()) return usage_error(ctx, "missing --accelerator");
+  const auto model = ctx.args.value("model");
+  if (!model || model->empty()) return usage_error(ctx, "missing --model");
+  const auto slices = int_option(ctx, "num-slices", 1, exit);
+  if (exit != kExitOk) return exit;
+  const auto text = read_input(ctx, file, exit);
+  if (!text) return exit;
+
+  Json body = Json::object();
+  std::string name = ctx.args.value("name").value_or("");
+  if (name.empty()) {
+    // Default to the log's file name without extension: "llama2-7b-v5p.log" → "llama2-7b-v5p".
+    name = file == "-" ? std::string("imported") : std::filesystem::path(file).stem().string();
+  }
+  body["name"] = name;
+  body["accelerator"] = *accelerator;
+  body["num_slices"] = slices.value_or(1);
+  body["model"] = *model;
+  body["config"] = Json::object();
+  body["log"] = *text;
+  const Call c = call(ctx, "POST", "/api/v1/runs/import",
+                      body.dump(-1, ' ', false, Json::error_handler_t::replace));
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+    return kExitOk;
+  }
+  if (!c.json.is_object()) return report_unreadable(ctx, "expected the imported run");
+  ctx.out << "imported run " << format_value(find_path(c.json, "id")) << " ("
+          << format_value(find_path(c.json, "name")) << "): " << run_state_text(c.json)
+          << ", last step " << format_value(find_path(c.json, "last_step")) << "\n";
+  return kExitOk;
+}
+
+const OptionSpec kFile{"file", 'f', true, false, "FILE", "the run spec in YAML (- for stdin)"};
+
+}  // namespace
+
+void add_run_commands(std::vector<Command>& out) {
+  out.push_back(
+      make_command("runs", "list", "", "list runs",
+                   {{"state", 0, true, false, "STATE", "queued, running, succeeded, failed, ..."},
+                    {"cluster", 0, true, false, "CLUSTER", "only runs on this cluster"},
+                    {"model", 0, true, false, "MODEL", "only runs of this model"},
+                    {"owner", 0, true, false, "USER", "only runs of this owner"},
+                    {"tag", 0, true, false, "TAG", "only runs with this tag"},
+                    {"q", 0, true, false, "TEXT", "search names"},
+                    kLimitOption,
+                    kAllOption},
+                   0, 0, runs_list));
+  out.push_back(make_command("runs", "get", "ID", "show a run", {}, 1, 1, runs_get));
+  out.push_back(with_required(
+      make_command(
+          "runs", "submit", "", "submit a run from a YAML run spec",
+          {kFile, {"force", 0, false, false, "", "submit even if the plan has errors"}}, 0, 0,
+          runs_submit,
+          "The spec is the run spec of the API in YAML: name, cluster, dataset, model, workload,\n"
+          "steps, per_device_batch_size, max_target_length, parallelism: {...}, config: {...}, "
+          "...\n"
+          "The server plans it first; a plan with errors is refused (exit 1) unless --force."),
+      "-f FILE"));
+  out.push_back(make_command("runs", "cancel", "ID", "cancel a run", {}, 1, 1, runs_cancel));
+  out.push_back(
+      make_command("runs", "delete", "ID", "delete a finished run", {}, 1, 1, runs_delete));
+  out.push_back(make_command("runs", "attempts", "ID", "list a run's attempts (restarts)",
+                             {kLimitOption, kAllOption}, 1, 1, runs_attempts));
+  out.push_back(make_command("runs", "events", "ID", "list a run's state changes and their causes",
+                             {kLimitOption, kAllOption}, 1, 1, runs_events));
+  out.push_back(make_command("runs", "checkpoints", "ID", "list a run's checkpoints",
+                             {kLimitOption, kAllOption}, 1, 1, runs_checkpoints));
+  out.push_back(make_command(
+      "runs", "metrics", "ID", "print a run's metrics per step",
+      {{"fields", 0, true, false, "A,B", "series to fetch, e.g. loss,step_seconds"},
+       {"from-step", 0, true, false, "N", "first step"},
+       {"to-step", 0, true, false, "N", "last step"},
+       {"max-points", 0, true, false, "N", "downsample to at most N points (default 1000)"}},
+      1, 1, runs_metrics));
+  out.push_back(
+      make_command("runs", "summary", "ID",
+                   "show a run's steady step time, TFLOP/s, tokens/s, MFU, HBM, goodput and cost",
+                   {}, 1, 1, runs_summary));
+  out.push_back(with_required(
+      make_command(
+          "plan", "", "", "check a run spec before submitting it (preflight)", {kFile}, 0, 0,
+          plan_command,
+          "Prints the verdict (OK or ERRORS with code, message and hint), warnings, topology,\n"
+          "memory per device against capacity, data and the throughput estimate.\n"
+          "Exits 1 when the plan has errors."),
+      "-f FILE"));
+  out.push_back(make_command(
+      "logs", "", "RUN", "print a run's logs",
+      {{"follow", 'f', false, false, "", "keep following live output until the run ends"},
+       {"rank", 0, true, false, "R", "only this rank"},
+       {"attempt", 0, true, false, "A", "only this attempt"}},
+      1, 1, logs_command,
+      "Without --rank each line is prefixed with [rank]; without --attempt a header marks\n"
+      "each attempt."));
+  out.push_back(make_command(
+      "compare", "", "RUN...", "compare runs side by side",
+      {{"baseline", 0, true, false, "RUN", "the run the ratios refer to (default: the first)"}}, 1,
+      kUnbounded, compare_command));
+  out.push_back(with_required(
+      make_command(
+          "import-log", "", "FILE", "create a finished run from a MaxText log",
+          {{"accelerator", 0, true, false, "TYPE", "accelerator the log ran on (required)"},
+           {"model", 0, true, false, "MODEL", "model name, e.g. llama2-7b (required)"},
+           {"name", 0, true, false, "NAME", "run name (default: the file name)"},
+           {"num-slices", 0, true, false, "K", "number of slices (default 1)"}},
+          1, 1, import_log_command),
+      "--accelerator TYPE --model MODEL"));
+}
+
+}  // namespace podium::cli

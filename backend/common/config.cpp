@@ -1,0 +1,238 @@
+#include "backend/common/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <functional>
+#include <set>
+
+namespace podium {
+
+const std::vector<ConfigKey>& config_keys() {
+  static const std::vector<ConfigKey> keys = {
+      {"listen", "PODIUM_LISTEN", "--listen", "127.0.0.1:8080", "host:port the server binds"},
+      {"database_url", "PODIUM_DATABASE_URL", "--database-url", "",
+       "libpq connection string; empty runs an embedded PostgreSQL in data_dir"},
+      {"data_dir", "PODIUM_DATA_DIR", "--data-dir", "./var", "state directory (embedded database, spool)"},
+      {"admin_token", "PODIUM_ADMIN_TOKEN", "--admin-token", "",
+       "API token of the admin user created on first start; empty generates and prints one"},
+      {"web_root", "PODIUM_WEB_ROOT", "--web-root", "", "directory of the built dashboard"},
+      {"log.level", "PODIUM_LOG_LEVEL", "--log-level", "info", "trace, debug, info, warn, error"},
+      {"log.format", "PODIUM_LOG_FORMAT", "--log-format", "json", "json (one object per line) or text"},
+      {"limits.max_body_bytes", "PODIUM_LIMITS_MAX_BODY_BYTES", "--max-body-bytes", "8388608",
+       "largest request body accepted; larger gets 413"},
+      {"limits.max_header_bytes", "PODIUM_LIMITS_MAX_HEADER_BYTES", "", "16384",
+       "largest request head (request line + headers); larger gets 431"},
+      {"limits.read_timeout_seconds", "PODIUM_LIMITS_READ_TIMEOUT_SECONDS", "", "10",
+       "deadline to receive a whole request once its first byte arrived; then the connection is closed"},
+      {"limits.idle_timeout_seconds", "PODIUM_LIMITS_IDLE_TIMEOUT_SECONDS", "", "60",
+       "keep-alive connections idle longer are closed"},
+      {"limits.write_timeout_seconds", "PODIUM_LIMITS_WRITE_TIMEOUT_SECONDS", "", "30",
+       "deadline to send a response"},
+      {"limits.max_connections", "PODIUM_LIMITS_MAX_CONNECTIONS", "", "1024",
+       "open connections beyond this are refused with 503"},
+      {"limits.handler_threads", "PODIUM_LIMITS_HANDLER_THREADS", "", "32",
+       "threads running request handlers (each long-poll holds one)"},
+      {"limits.shutdown_grace_seconds", "PODIUM_LIMITS_SHUTDOWN_GRACE_SECONDS", "", "10",
+       "on SIGTERM, in-flight requests get this long to finish"},
+      {"database.pool_size", "PODIUM_DATABASE_POOL_SIZE", "", "16", "PostgreSQL connections at most"},
+      {"database.acquire_timeout_ms", "PODIUM_DATABASE_ACQUIRE_TIMEOUT_MS", "", "2000",
+       "waiting for a free connection longer answers 503"},
+      {"database.connect_timeout_ms", "PODIUM_DATABASE_CONNECT_TIMEOUT_MS", "", "2000",
+       "deadline to open a connection"},
+      {"database.statement_timeout_ms", "PODIUM_DATABASE_STATEMENT_TIMEOUT_MS", "", "15000",
+       "PostgreSQL statement_timeout for every connection"},
+      {"scheduler.heartbeat_deadline_seconds", "PODIUM_SCHEDULER_HEARTBEAT_DEADLINE_SECONDS", "", "15",
+       "a worker silent this long is lost; its attempt ends"},
+      {"auth.session_ttl_hours", "PODIUM_AUTH_SESSION_TTL_HOURS", "", "168", "dashboard session lifetime"},
+  };
+  return keys;
+}
+
+namespace {
+
+void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>& out,
+             std::optional<ConfigError>& error) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      std::string k = kv.first.as<std::string>();
+      flatten(kv.second, prefix.empty() ? k : prefix + "." + k, out, error);
+    }
+  } else if (node.IsScalar()) {
+    out[prefix] = node.as<std::string>();
+  } else if (node.IsNull()) {
+    out[prefix] = "";
+  } else if (!error) {
+    error = ConfigError{prefix + ": expected a scalar value"};
+  }
+}
+
+std::optional<long long> parse_int(const std::string& s) {
+  long long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<std::string> find_config_flag(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--config" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
+  }
+  return std::nullopt;
+}
+
+std::string config_help() {
+  std::string out =
+      "usage: podium-server [--config FILE] [--set key=value]... [flags]\n\n"
+      "Configuration: defaults < YAML file < PODIUM_* environment < flags.\n\n";
+  for (const auto& k : config_keys()) {
+    out += "  " + k.key + (k.flag.empty() ? "" : " (" + k.flag + ")") + ", env " + k.env + "\n      " +
+           k.description + " [default: " + (k.default_value.empty() ? "\"\"" : k.default_value) + "]\n";
+  }
+  return out;
+}
+
+ConfigLoad load_config(const ConfigSources& sources) {
+  ConfigLoad result;
+  std::map<std::string, std::string> values;
+  std::set<std::string> known;
+  for (const auto& k : config_keys()) {
+    values[k.key] = k.default_value;
+    known.insert(k.key);
+  }
+  auto fail = [&](std::string msg) {
+    result.error = ConfigError{std::move(msg)};
+    return result;
+  };
+
+  if (sources.yaml_text) {
+    std::map<std::string, std::string> from_file;
+    std::optional<ConfigError> err;
+    try {
+      YAML::Node root = YAML::Load(*sources.yaml_text);
+      if (!root.IsNull() && !root.IsMap()) return fail(sources.yaml_name + ": expected a mapping at the top level");
+      if (root.IsMap()) flatten(root, "", from_file, err);
+    } catch (const YAML::Exception& e) {
+      return fail(sources.yaml_name + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    if (err) return fail(sources.yaml_name + ": " + err->message);
+    for (auto& [k, v] : from_file) {
+      if (!known.count(k)) return fail(sources.yaml_name + ": unknown key '" + k + "'");
+      values[k] = v;
+    }
+  }
+  for (const auto& k : config_keys()) {
+    auto it = sources.environment.find(k.env);
+    if (it != sources.environment.end()) values[k.key] = it->second;
+  }
+  for (size_t i = 0; i < sources.args.size(); ++i) {
+    const std::string& a = sources.args[i];
+    if (a == "--help" || a == "-h") {
+      result.show_help = true;
+      return result;
+    }
+    std::string name = a;
+    std::optional<std::string> value;
+    if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    }
+    auto take_value = [&]() -> std::optional<std::string> {
+      if (value) return value;
+      if (i + 1 < sources.args.size()) return sources.args[++i];
+      return std::nullopt;
+    };
+    if (name == "--config") {
+      auto v = take_value();
+      if (!v) return fail("--config: expects a file name");
+      result.config_file = *v;
+      continue;
+    }
+    if (name == "--set") {
+      auto v = take_value();
+      if (!v || v->find('=') == std::string::npos) return fail("--set: expects key=value");
+      std::string key = v->substr(0, v->find('='));
+      if (!known.count(key)) return fail("--set: unknown key '" + key + "'");
+      values[key] = v->substr(v->find('=') + 1);
+      continue;
+    }
+    const ConfigKey* match = nullptr;
+    for (const auto& k : config_keys())
+      if (!k.flag.empty() && k.flag == name) match = &k;
+    if (!match) return fail("unknown flag '" + a + "' (see --help)");
+    auto v = take_value();
+    if (!v) return fail(name + ": expects a value");
+    values[match->key] = *v;
+  }
+
+  ServerConfig& c = result.config;
+  auto integer = [&](const std::string& key, long long min, long long max) -> std::optional<long long> {
+    auto v = parse_int(values[key]);
+    if (!v || *v < min || *v > max) {
+      result.error = ConfigError{key + ": expected an integer from " + std::to_string(min) + " to " +
+                                 std::to_string(max) + ", got '" + values[key] + "'"};
+      return std::nullopt;
+    }
+    return v;
+  };
+
+  {
+    const std::string& l = values["listen"];
+    auto colon = l.rfind(':');
+    auto port = colon == std::string::npos ? std::nullopt : parse_int(l.substr(colon + 1));
+    if (colon == std::string::npos || colon == 0 || !port || *port < 0 || *port > 65535)
+      return fail("listen: expected host:port (e.g. 127.0.0.1:8080), got '" + l + "'");
+    c.listen_host = l.substr(0, colon);
+    if (c.listen_host.size() > 2 && c.listen_host.front() == '[' && c.listen_host.back() == ']')
+      c.listen_host = c.listen_host.substr(1, c.listen_host.size() - 2);
+    c.listen_port = static_cast<int>(*port);
+  }
+  c.database_url = values["database_url"];
+  c.data_dir = values["data_dir"];
+  if (c.data_dir.empty()) return fail("data_dir: must not be empty");
+  c.admin_token = values["admin_token"];
+  if (!c.admin_token.empty() && c.admin_token.size() < 16)
+    return fail("admin_token: must be at least 16 characters");
+  if (c.admin_token.rfind("pdw_", 0) == 0 || c.admin_token.rfind("pds_", 0) == 0)
+    return fail("admin_token: must not start with pdw_ or pds_ (reserved for worker tokens and sessions)");
+  c.web_root = values["web_root"];
+  c.log_level = values["log.level"];
+  static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error"};
+  if (!levels.count(c.log_level)) return fail("log.level: expected one of trace, debug, info, warn, error, got '" + c.log_level + "'");
+  c.log_format = values["log.format"];
+  if (c.log_format != "json" && c.log_format != "text")
+    return fail("log.format: expected json or text, got '" + c.log_format + "'");
+
+  struct IntKey {
+    const char* key;
+    long long min, max;
+    std::function<void(long long)> set;
+  };
+  const std::vector<IntKey> ints = {
+      {"limits.max_body_bytes", 1024, 1LL << 34, [&](long long v) { c.max_body_bytes = static_cast<size_t>(v); }},
+      {"limits.max_header_bytes", 1024, 1 << 20, [&](long long v) { c.max_header_bytes = static_cast<size_t>(v); }},
+      {"limits.read_timeout_seconds", 1, 3600, [&](long long v) { c.read_timeout = std::chrono::seconds(v); }},
+      {"limits.idle_timeout_seconds", 1, 86400, [&](long long v) { c.idle_timeout = std::chrono::seconds(v); }},
+      {"limits.write_timeout_seconds", 1, 3600, [&](long long v) { c.write_timeout = std::chrono::seconds(v); }},
+      {"limits.max_connections", 1, 1000000, [&](long long v) { c.max_connections = static_cast<int>(v); }},
+      {"limits.handler_threads", 2, 1024, [&](long long v) { c.handler_threads = static_cast<int>(v); }},
+      {"limits.shutdown_grace_seconds", 0, 3600, [&](long long v) { c.shutdown_grace = std::chrono::seconds(v); }},
+      {"database.pool_size", 1, 1000, [&](long long v) { c.db_pool_size = static_cast<int>(v); }},
+      {"database.acquire_timeout_ms", 1, 600000, [&](long long v) { c.db_acquire_timeout = std::chrono::milliseconds(v); }},
+      {"database.connect_timeout_ms", 100, 600000, [&](long long v) { c.db_connect_timeout = std::chrono::milliseconds(v); }},
+      {"database.statement_timeout_ms", 0, 86400000, [&](long long v) { c.db_statement_timeout = std::chrono::milliseconds(v); }},
+      {"scheduler.heartbeat_deadline_seconds", 1, 3600, [&](long long v) { c.heartbeat_deadline = std::chrono::seconds(v); }},
+      {"auth.session_ttl_hours", 1, 24 * 365, [&](long long v) { c.session_ttl = std::chrono::hours(v); }},
+  };
+  for (const auto& k : ints) {
+    auto v = integer(k.key, k.min, k.max);
+    if (!v) return result;
+    k.set(*v);
+  }
+  return result;
+}
+
+}  // namespace podium

@@ -1,0 +1,74 @@
+#pragma once
+// Server configuration: defaults < YAML file (--config) < PODIUM_* environment < flags.
+// Every key is declared once in config_keys() with its default and meaning; the example file
+// deploy/podium.example.yaml documents the same keys (a unit test keeps them in step).
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace podium {
+
+struct ServerConfig {
+  std::string listen_host = "127.0.0.1";
+  int listen_port = 8080;
+  std::string database_url;  // empty: embedded PostgreSQL in data_dir
+  std::string data_dir = "./var";
+  std::string admin_token;
+  std::string web_root;  // empty: the dashboard the build produced, if any
+  std::string log_level = "info";
+  std::string log_format = "json";
+
+  size_t max_body_bytes = 8 * 1024 * 1024;
+  size_t max_header_bytes = 16 * 1024;
+  std::chrono::seconds read_timeout{10};
+  std::chrono::seconds idle_timeout{60};
+  std::chrono::seconds write_timeout{30};
+  int max_connections = 1024;
+  int handler_threads = 32;
+  std::chrono::seconds shutdown_grace{10};
+
+  int db_pool_size = 16;
+  std::chrono::milliseconds db_acquire_timeout{2000};
+  std::chrono::milliseconds db_connect_timeout{2000};
+  std::chrono::milliseconds db_statement_timeout{15000};
+
+  std::chrono::seconds heartbeat_deadline{15};
+  std::chrono::hours session_ttl{168};
+};
+
+struct ConfigKey {
+  std::string key;           // dotted YAML path, e.g. "limits.max_body_bytes"
+  std::string env;           // PODIUM_LIMITS_MAX_BODY_BYTES
+  std::string flag;          // --max-body-bytes ("" when only --set key=value)
+  std::string default_value;
+  std::string description;
+};
+const std::vector<ConfigKey>& config_keys();
+
+struct ConfigError {
+  std::string message;  // one line naming the key, e.g. "limits.max_body_bytes: expected a positive integer, got 'x'"
+};
+
+struct ConfigSources {
+  std::optional<std::string> yaml_text;                 // contents of --config FILE
+  std::string yaml_name = "config";                     // for messages
+  std::map<std::string, std::string> environment;      // PODIUM_* variables
+  std::vector<std::string> args;                       // command-line flags (argv[1..])
+};
+
+struct ConfigLoad {
+  ServerConfig config;
+  std::optional<ConfigError> error;
+  bool show_help = false;
+  std::optional<std::string> config_file;  // --config value, for the caller to read
+};
+
+// Two passes in practice: the caller scans args for --config, reads the file, then loads.
+std::optional<std::string> find_config_flag(const std::vector<std::string>& args);
+ConfigLoad load_config(const ConfigSources& sources);
+std::string config_help();
+
+}  // namespace podium

@@ -1,0 +1,43 @@
+#pragma once
+// RFC 9457 problem+json responses: every error Podium returns has this shape.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/common/http_message.h"
+
+namespace podium::http {
+
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+
+// A handler throws Problem for an expected failure (bad input, not found, conflict); the router
+// turns it into the response. Impossible states are not Problems: they are bugs (500).
+struct Problem {
+  int status = 500;
+  std::string title;
+  std::string detail;
+  std::vector<FieldError> errors;
+  nlohmann::json extra = nlohmann::json::object();  // extra members, e.g. {"plan": {...}}
+
+  Response to_response() const;
+};
+
+std::string status_title(int status);
+// "about:blank"-style type URI per status, stable for clients to switch on.
+std::string problem_type(int status);
+
+Problem bad_request(std::string detail, std::vector<FieldError> errors = {});
+Problem unauthorized(std::string detail = "missing or invalid credentials");
+Problem forbidden(std::string detail = "not allowed for this account");
+Problem not_found(std::string detail);
+Problem conflict(std::string detail);
+Problem unprocessable(std::string detail, std::vector<FieldError> errors = {});
+Problem payload_too_large(std::string detail);
+Problem unavailable(std::string detail);
+
+}  // namespace podium::http

@@ -1,0 +1,430 @@
+#include "backend/http/server.h"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "backend/common/problem.h"
+
+namespace podium::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+using BeastRequest = bhttp::request<bhttp::string_body>;
+using BeastResponse = bhttp::response<bhttp::string_body>;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Response problem_response(int status, std::string detail) {
+  Problem p;
+  p.status = status;
+  p.detail = std::move(detail);
+  Response r = p.to_response();
+  r.set_header("Connection", "close");
+  return r;
+}
+
+}  // namespace
+
+struct Session;
+
+struct HttpServer::Impl {
+  ServerOptions options;
+  RequestHandler handler;
+  RejectHandler on_reject;
+  net::io_context ioc;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  tcp::acceptor acceptor{ioc};
+  std::unique_ptr<net::thread_pool> handlers;
+  std::vector<std::thread> io_threads;
+  std::atomic<int> connections{0};
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> stopping{false};
+  std::mutex mu;
+  std::condition_variable idle_cv;
+  std::set<std::shared_ptr<Session>> sessions;  // guarded by mu
+  int bound_port = 0;
+
+  void do_accept();
+  void reject(int status, std::string reason, std::string remote) {
+    if (on_reject) on_reject(RejectedRequest{status, std::move(reason), std::move(remote)});
+  }
+};
+
+struct Session : std::enable_shared_from_this<Session> {
+  HttpServer::Impl& server;
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser;
+  std::string remote;
+  bool busy = false;  // a request is being handled or written; guarded by the strand
+  std::shared_ptr<void> pending_write;  // keeps the message alive during async_write
+
+  Session(HttpServer::Impl& s, tcp::socket socket) : server(s), stream(std::move(socket)) {
+    beast::error_code ec;
+    auto ep = stream.socket().remote_endpoint(ec);
+    if (!ec) remote = ep.address().to_string();
+  }
+
+  void start() {
+    net::dispatch(stream.get_executor(), [self = shared_from_this()] { self->wait_for_request(); });
+  }
+
+  // Keep-alive idle wait: the idle deadline applies until the first byte of the next request;
+  // from then on the (shorter) read deadline covers the whole request.
+  void wait_for_request() {
+    if (server.stopping) return close();
+    if (buffer.size() > 0) return read_request();
+    stream.expires_after(server.options.idle_timeout);
+    stream.socket().async_wait(tcp::socket::wait_read,
+                               [self = shared_from_this()](beast::error_code ec) {
+                                 if (ec) return self->close();
+                                 self->read_request();
+                               });
+    // async_wait does not honour tcp_stream's timer; arm a separate one.
+    idle_timer_arm();
+  }
+
+  std::optional<net::steady_timer> idle_timer;
+  void idle_timer_arm() {
+    idle_timer.emplace(stream.get_executor());
+    idle_timer->expires_after(server.options.idle_timeout);
+    idle_timer->async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec && !self->busy) {
+        beast::error_code ignored;
+        self->stream.socket().cancel(ignored);
+      }
+    });
+  }
+
+  void read_request() {
+    if (idle_timer) idle_timer->cancel();
+    parser.emplace();
+    parser->body_limit(server.options.max_body_bytes);
+    parser->header_limit(static_cast<std::uint32_t>(server.options.max_header_bytes));
+    stream.expires_after(server.options.read_timeout);
+    bhttp::async_read(stream, buffer, *parser,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+        ec == net::error::operation_aborted)
+      return close();
+    if (ec == beast::error::timeout) {
+      server.reject(0, "read deadline exceeded", remote);
+      return close();
+    }
+    if (ec == bhttp::error::body_limit) {
+      server.reject(413, "body over limit", remote);
+      return write_and_linger(problem_response(
+          413, "request body exceeds the limit of " + std::to_string(server.options.max_body_bytes) + " bytes"));
+    }
+    if (ec == bhttp::error::header_limit) {
+      server.reject(431, "header over limit", remote);
+      return write_and_linger(problem_response(
+          431, "request head exceeds the limit of " + std::to_string(server.options.max_header_bytes) + " bytes"));
+    }
+    if (ec) {
+      server.reject(400, std::string("malformed request: ") + ec.message(), remote);
+      return write_and_linger(problem_response(400, "malformed HTTP request: " + ec.message()));
+    }
+    dispatch(parser->release());
+  }
+
+  void dispatch(BeastRequest breq) {
+    busy = true;
+    stream.expires_never();
+    auto req = std::make_shared<Request>();
+    req->method = std::string(breq.method_string());
+    req->target = std::string(breq.target());
+    req->remote_address = remote;
+    for (const auto& f : breq) req->headers.emplace_back(lower(f.name_string()), std::string(f.value()));
+    req->body = std::move(breq.body());
+    const bool keep_alive = breq.keep_alive() && !server.stopping;
+    const unsigned version = breq.version();
+    std::string_view target = req->target;
+    const size_t q = target.find('?');
+    auto path = decode_percent(target.substr(0, q), false);
+    std::optional<std::vector<std::pair<std::string, std::string>>> query;
+    if (q != std::string_view::npos) query = parse_query(target.substr(q + 1));
+    else query.emplace();
+    if (!path || !query || target.empty() || target.front() != '/') {
+      busy = false;
+      return write_response(problem_response(400, "malformed request target"), false, version, false);
+    }
+    req->path = std::move(*path);
+    req->query = std::move(*query);
+    const bool head = req->method == "HEAD";
+
+    ++server.in_flight;
+    net::post(*server.handlers, [self = shared_from_this(), req, keep_alive, version, head] {
+      Response res;
+      try {
+        res = self->server.handler(*req);
+      } catch (const std::exception& e) {
+        res = problem_response(500, "internal error");
+      }
+      net::post(self->stream.get_executor(), [self, res = std::move(res), keep_alive, version, head]() mutable {
+        if (res.stream) return self->start_stream(std::move(res), version);
+        self->write_response(std::move(res), keep_alive, version, head);
+      });
+    });
+  }
+
+  BeastResponse to_beast(Response& res, bool keep_alive, unsigned version, bool head) {
+    BeastResponse out{static_cast<bhttp::status>(res.status), version};
+    for (auto& [k, v] : res.headers) out.set(k, v);
+    out.set(bhttp::field::server, "podium");
+    out.keep_alive(keep_alive);
+    if (head) {
+      out.content_length(res.body.size());
+    } else {
+      out.body() = std::move(res.body);
+      out.prepare_payload();
+    }
+    return out;
+  }
+
+  void write_response(Response res, bool keep_alive, unsigned version, bool head) {
+    if (res.header("Connection") == std::string_view("close")) keep_alive = false;
+    auto msg = std::make_shared<BeastResponse>(to_beast(res, keep_alive, version, head));
+    pending_write = msg;
+    stream.expires_after(server.options.write_timeout);
+    bhttp::async_write(stream, *msg, [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
+      self->pending_write.reset();
+      self->finish_request();
+      if (ec || !keep_alive) return self->close();
+      self->wait_for_request();
+    });
+  }
+
+  void finish_request() {
+    if (busy) {
+      busy = false;
+      if (--server.in_flight == 0) server.idle_cv.notify_all();
+    }
+  }
+
+  // Answer an error the parser raised, then read and discard what the client still sends for a
+  // moment before closing, so that it can read the answer instead of a connection reset.
+  void write_and_linger(Response res) {
+    auto msg = std::make_shared<BeastResponse>(to_beast(res, false, 11, false));
+    pending_write = msg;
+    stream.expires_after(server.options.write_timeout);
+    bhttp::async_write(stream, *msg, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->pending_write.reset();
+      if (ec) return self->close();
+      beast::error_code ignored;
+      self->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      self->stream.expires_after(std::chrono::seconds(2));
+      self->drain(64 * 1024 * 1024);
+    });
+  }
+
+  std::array<char, 16384> drain_buf{};
+  void drain(size_t budget) {
+    stream.async_read_some(net::buffer(drain_buf), [self = shared_from_this(), budget](beast::error_code ec, std::size_t n) {
+      if (ec || n >= budget) return self->close();
+      self->drain(budget - n);
+    });
+  }
+
+  // Server-Sent Events and other streamed bodies: chunked transfer, chunks pulled on the handler
+  // pool (next() may block briefly), written on the strand one at a time.
+  void start_stream(Response res, unsigned version) {
+    auto msg = std::make_shared<bhttp::response<bhttp::empty_body>>(static_cast<bhttp::status>(res.status), version);
+    for (auto& [k, v] : res.headers) msg->set(k, v);
+    msg->set(bhttp::field::server, "podium");
+    msg->chunked(true);
+    msg->keep_alive(false);
+    auto sr = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*msg);
+    pending_write = msg;
+    stream.expires_after(server.options.write_timeout);
+    auto body = res.stream;
+    bhttp::async_write_header(stream, *sr, [self = shared_from_this(), sr, msg, body](beast::error_code ec, std::size_t) {
+      if (ec) {
+        self->finish_request();
+        return self->close();
+      }
+      self->pull_chunk(body);
+    });
+  }
+
+  void pull_chunk(std::shared_ptr<BodyStream> body) {
+    if (server.stopping) return end_stream();
+    net::post(*server.handlers, [self = shared_from_this(), body] {
+      std::string chunk;
+      bool more = false;
+      try {
+        more = body->next(chunk);
+      } catch (const std::exception&) {
+        more = false;
+      }
+      net::post(self->stream.get_executor(), [self, body, more, chunk = std::move(chunk)]() mutable {
+        if (chunk.empty()) {
+          if (!more) return self->end_stream();
+          return self->pull_chunk(body);
+        }
+        auto data = std::make_shared<std::string>(std::move(chunk));
+        self->stream.expires_after(self->server.options.write_timeout);
+        net::async_write(self->stream, bhttp::make_chunk(net::buffer(*data)),
+                         [self, body, data, more](beast::error_code ec, std::size_t) {
+                           if (ec) {
+                             self->finish_request();
+                             return self->close();
+                           }
+                           if (!more) return self->end_stream();
+                           self->pull_chunk(body);
+                         });
+      });
+    });
+  }
+
+  void end_stream() {
+    stream.expires_after(server.options.write_timeout);
+    net::async_write(stream, bhttp::make_chunk_last(), [self = shared_from_this()](beast::error_code, std::size_t) {
+      self->finish_request();
+      self->close();
+    });
+  }
+
+  bool closed = false;
+  void close() {
+    if (closed) return;
+    closed = true;
+    if (idle_timer) idle_timer->cancel();
+    finish_request();
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream.close();
+    --server.connections;
+    std::lock_guard lock(server.mu);
+    server.sessions.erase(shared_from_this());
+  }
+
+  // Called from stop(): idle connections are closed at once, busy ones after their response.
+  void shutdown_if_idle() {
+    net::post(stream.get_executor(), [self = shared_from_this()] {
+      if (!self->busy) self->close();
+    });
+  }
+  void force_close() {
+    net::post(stream.get_executor(), [self = shared_from_this()] { self->close(); });
+  }
+};
+
+void HttpServer::Impl::do_accept() {
+  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+      return do_accept();
+    }
+    if (stopping) return;
+    auto session = std::make_shared<Session>(*this, std::move(socket));
+    if (connections.load() >= options.max_connections) {
+      // Over the limit: answer 503 and close instead of silently queueing work.
+      ++connections;
+      {
+        std::lock_guard lock(mu);
+        sessions.insert(session);
+      }
+      reject(503, "connection limit reached", session->remote);
+      net::dispatch(session->stream.get_executor(), [session] {
+        session->busy = false;
+        session->write_and_linger(problem_response(503, "too many open connections"));
+      });
+      return do_accept();
+    }
+    ++connections;
+    {
+      std::lock_guard lock(mu);
+      sessions.insert(session);
+    }
+    session->start();
+    do_accept();
+  });
+}
+
+HttpServer::HttpServer(ServerOptions options, RequestHandler handler, RejectHandler on_reject)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->handler = std::move(handler);
+  impl_->on_reject = std::move(on_reject);
+}
+
+HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
+
+void HttpServer::start() {
+  auto& s = *impl_;
+  beast::error_code ec;
+  auto address = net::ip::make_address(s.options.host == "localhost" ? "127.0.0.1" : s.options.host, ec);
+  if (ec) throw std::runtime_error("listen: invalid address '" + s.options.host + "'");
+  tcp::endpoint ep{address, static_cast<unsigned short>(s.options.port)};
+  s.acceptor.open(ep.protocol(), ec);
+  if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(ep, ec);
+  if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw std::runtime_error("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) + ": " +
+                             ec.message());
+  s.bound_port = s.acceptor.local_endpoint().port();
+  s.handlers = std::make_unique<net::thread_pool>(static_cast<size_t>(s.options.handler_threads));
+  s.work.emplace(s.ioc.get_executor());
+  s.do_accept();
+  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) s.io_threads.emplace_back([&s] { s.ioc.run(); });
+}
+
+int HttpServer::port() const { return impl_->bound_port; }
+int HttpServer::open_connections() const { return impl_->connections.load(); }
+
+void HttpServer::stop(std::chrono::milliseconds grace) {
+  auto& s = *impl_;
+  if (s.io_threads.empty()) return;
+  if (!s.stopping.exchange(true)) {
+    net::post(s.ioc, [&s] {
+      beast::error_code ec;
+      s.acceptor.close(ec);
+    });
+  }
+  auto snapshot = [&s] {
+    std::lock_guard lock(s.mu);
+    return std::vector<std::shared_ptr<Session>>(s.sessions.begin(), s.sessions.end());
+  };
+  for (auto& session : snapshot()) session->shutdown_if_idle();
+  {
+    std::unique_lock lock(s.mu);
+    s.idle_cv.wait_for(lock, grace, [&s] { return s.in_flight.load() == 0; });
+  }
+  for (auto& session : snapshot()) session->force_close();
+  // Handlers still running (a long-poll) finish on their own; their writes find closed sockets.
+  s.work.reset();
+  if (s.handlers) s.handlers->stop();
+  s.ioc.stop();
+  for (auto& t : s.io_threads) t.join();
+  s.io_threads.clear();
+  if (s.handlers) s.handlers->join();
+  std::lock_guard lock(s.mu);
+  s.sessions.clear();
+}
+
+}  // namespace podium::http

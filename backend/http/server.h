@@ -1,0 +1,63 @@
+#pragma once
+// The HTTP/1.1 server. Beast and Asio stay inside server.cpp; callers see plain types.
+//
+// One acceptor, one session per connection on its own strand. Before every read a fresh parser
+// gets the body and header limits and the stream a deadline, so a slow or oversized client costs
+// a bounded amount of time and memory. Handlers run on a separate thread pool because they block
+// on PostgreSQL; the socket side never blocks.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "backend/common/http_message.h"
+
+namespace podium::http {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0 picks a free port (see HttpServer::port())
+  size_t max_body_bytes = 8 * 1024 * 1024;
+  size_t max_header_bytes = 16 * 1024;
+  std::chrono::seconds read_timeout{10};
+  std::chrono::seconds idle_timeout{60};
+  std::chrono::seconds write_timeout{30};
+  int max_connections = 1024;
+  int handler_threads = 32;
+  int io_threads = 2;
+};
+
+// Called for requests the HTTP layer answers itself (413, 431, 400, 503 over the connection
+// limit, read deadline): for the access log and metrics.
+struct RejectedRequest {
+  int status;  // 0 when the connection was closed without a response (deadline)
+  std::string reason;
+  std::string remote_address;
+};
+
+using RequestHandler = std::function<Response(Request&)>;
+using RejectHandler = std::function<void(const RejectedRequest&)>;
+
+class HttpServer {
+ public:
+  HttpServer(ServerOptions options, RequestHandler handler, RejectHandler on_reject = {});
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts serving on background threads. Throws std::runtime_error when it cannot bind.
+  void start();
+  int port() const;
+  // Stops accepting, lets in-flight requests finish for at most `grace`, then closes everything.
+  void stop(std::chrono::milliseconds grace);
+  int open_connections() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace podium::http

@@ -1,0 +1,88 @@
+#include "backend/sched/restart_policy.h"
+
+#include <algorithm>
+#include <string>
+
+namespace podium::sched {
+namespace {
+
+using core::FailureClass;
+
+enum class Rule { recover, restart_with_budget, fail_unless_listed_code };
+
+// The table of the header, one row per class.
+Rule rule_for(FailureClass c) {
+  switch (c) {
+    case FailureClass::preempted:
+    case FailureClass::host_lost:
+      return Rule::recover;
+    case FailureClass::error:
+      return Rule::restart_with_budget;
+    case FailureClass::oom:
+    case FailureClass::mesh:
+    case FailureClass::config:
+    case FailureClass::nan:
+    case FailureClass::data_exhausted:
+      return Rule::fail_unless_listed_code;
+  }
+  return Rule::restart_with_budget;
+}
+
+RestartDecision decide(RestartAction action, std::string reason) {
+  RestartDecision d;
+  d.action = action;
+  d.spends_budget = action == RestartAction::restart;
+  d.reason = std::move(reason);
+  return d;
+}
+
+RestartDecision restart_or_fail(const RestartInput& in, const std::string& why) {
+  const int used = std::max(0, in.restarts_used);
+  const int budget = std::max(0, in.max_restarts);
+  if (used < budget) {
+    return decide(RestartAction::restart,
+                  why + "; restart " + std::to_string(used + 1) + " of " + std::to_string(budget));
+  }
+  return decide(RestartAction::fail,
+                why + "; restart budget exhausted (" + std::to_string(budget) + " allowed)");
+}
+
+}  // namespace
+
+std::string_view to_string(RestartAction a) {
+  switch (a) {
+    case RestartAction::recover:
+      return "recover";
+    case RestartAction::restart:
+      return "restart";
+    case RestartAction::fail:
+      return "fail";
+  }
+  return "fail";
+}
+
+RestartDecision decide_restart(const RestartInput& in) {
+  const std::string cls(core::to_string(in.failure_class));
+  const Rule rule = rule_for(in.failure_class);
+  if (rule == Rule::recover) {
+    return decide(RestartAction::recover, cls + ": recovered without spending the restart budget");
+  }
+  auto listed = std::find_if(in.exit_codes.begin(), in.exit_codes.end(), [&](int code) {
+    return std::find(in.restart_on_exit_codes.begin(), in.restart_on_exit_codes.end(), code) !=
+           in.restart_on_exit_codes.end();
+  });
+  if (listed != in.exit_codes.end()) {
+    return restart_or_fail(
+        in, cls + ": exit code " + std::to_string(*listed) + " is in restart_on_exit_codes");
+  }
+  if (rule == Rule::restart_with_budget) return restart_or_fail(in, cls);
+  return decide(RestartAction::fail, cls + ": deterministic, a retry would fail the same way");
+}
+
+nlohmann::json to_json(const RestartDecision& d) {
+  return {{"action", std::string(to_string(d.action))},
+          {"spends_budget", d.spends_budget},
+          {"reason", d.reason}};
+}
+
+}  // namespace podium::sched

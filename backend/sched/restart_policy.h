@@ -1,0 +1,54 @@
+#pragma once
+// What happens to a run after one of its attempts failed (domain brief §4, **Podium** policy).
+// Pure, table-driven: the dispatcher feeds it the classification and the run's budget.
+//
+//   failure class        | exit code in restart_on_exit_codes | otherwise
+//   ---------------------+------------------------------------+----------------------------------
+//   preempted, host_lost | recover (no budget spent)          | recover (no budget spent)
+//   error                | restart while budget, else fail    | restart while budget, else fail
+//   oom, mesh, config,   | restart while budget, else fail    | fail at once
+//   nan, data_exhausted  |                                    |
+//
+// restart_on_exit_codes is the user's explicit statement that their workload exits with these
+// codes when a retry can help (xpk's convention is 42). Podium's deterministic classes come from
+// log text heuristics, so the user's explicit code wins over them; with the default empty list the
+// deterministic classes fail at once. Every restart and recovery resumes from the latest finished
+// checkpoint (the dispatcher's job).
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/failure_classifier.h"
+
+namespace podium::sched {
+
+enum class RestartAction {
+  recover,  // requeue without spending the restart budget (infrastructure's fault)
+  restart,  // requeue and spend one restart
+  fail,     // finish the run as failed with the attempt's failure class
+};
+std::string_view to_string(RestartAction a);
+
+struct RestartInput {
+  core::FailureClass failure_class = core::FailureClass::error;
+  std::vector<int> exit_codes;  // nonzero exit codes of ranks that ended on their own
+  int restarts_used = 0;        // restarts already spent (recoveries not counted)
+  int max_restarts = 0;
+  std::vector<int> restart_on_exit_codes;
+};
+
+struct RestartDecision {
+  RestartAction action = RestartAction::fail;
+  bool spends_budget = false;  // true iff action == restart
+  std::string reason;
+};
+
+RestartDecision decide_restart(const RestartInput& input);
+
+// {"action","spends_budget","reason"}
+nlohmann::json to_json(const RestartDecision& d);
+
+}  // namespace podium::sched

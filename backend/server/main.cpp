@@ -1,0 +1,209 @@
+// podium-server: configuration, database (external or embedded), migrations, bootstrap, HTTP.
+#include <signal.h>
+#include <unistd.h>
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "backend/api/app.h"
+#include "backend/api/bootstrap.h"
+#include "backend/common/config.h"
+#include "backend/common/secrets.h"
+#include "backend/db/embedded_postgres.h"
+#include "backend/db/migrations.h"
+#include "backend/http/server.h"
+
+extern char** environ;
+
+namespace {
+
+using namespace podium;
+
+std::map<std::string, std::string> podium_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    if (kv.rfind("PODIUM_", 0) != 0) continue;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+std::shared_ptr<spdlog::logger> make_logger(const ServerConfig& c) {
+  auto logger = spdlog::stdout_logger_mt("podium");
+  if (c.log_format == "json")
+    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","event":%v})", spdlog::pattern_time_type::utc);
+  else
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
+  logger->set_level(spdlog::level::from_str(c.log_level));
+  logger->flush_on(spdlog::level::info);
+  return logger;
+}
+
+std::string jline(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+int run(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  ConfigSources sources;
+  sources.environment = podium_environment();
+  sources.args = args;
+  if (auto file = find_config_flag(args)) {
+    std::ifstream in(*file);
+    if (!in) {
+      std::cerr << "podium-server: cannot read config file " << *file << "\n";
+      return 2;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    sources.yaml_text = ss.str();
+    sources.yaml_name = *file;
+  }
+  auto loaded = load_config(sources);
+  if (loaded.show_help) {
+    std::cout << config_help();
+    return 0;
+  }
+  if (loaded.error) {
+    std::cerr << "podium-server: invalid configuration: " << loaded.error->message << "\n";
+    return 2;
+  }
+  ServerConfig config = loaded.config;
+  if (config.web_root.empty() && std::filesystem::is_directory(PODIUM_DEFAULT_WEB_ROOT))
+    config.web_root = PODIUM_DEFAULT_WEB_ROOT;
+  auto log = make_logger(config);
+  // Libraries log through the default logger: same sink and format as the access log.
+  spdlog::set_default_logger(log);
+  secrets::init();
+
+  // Signals are taken synchronously by this thread; every thread started later inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<db::EmbeddedPostgres> embedded;
+  std::string conninfo = config.database_url;
+  if (conninfo.empty()) {
+    db::EmbeddedPostgresOptions eo;
+    eo.data_dir = std::filesystem::absolute(config.data_dir);
+    embedded = std::make_unique<db::EmbeddedPostgres>(eo);
+    log->info(jline({{"msg", "starting embedded PostgreSQL"}, {"data_dir", eo.data_dir.string()}}));
+    try {
+      embedded->start();
+    } catch (const std::exception& e) {
+      std::cerr << "podium-server: embedded PostgreSQL failed to start: " << e.what() << "\n";
+      return 1;
+    }
+    conninfo = embedded->conninfo();
+  }
+
+  db::PoolOptions po;
+  po.conninfo = conninfo;
+  po.max_connections = config.db_pool_size;
+  po.acquire_timeout = config.db_acquire_timeout;
+  po.connect_timeout = config.db_connect_timeout;
+  po.statement_timeout = config.db_statement_timeout;
+  db::Database database(po);
+
+  // The database may still be starting (a fresh container, a restarting server): wait a while.
+  api::BootstrapResult boot;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      auto outcome = db::apply_migrations(database, db::embedded_migrations());
+      (void)outcome;
+      boot = api::bootstrap(database, config.admin_token);
+      break;
+    } catch (const db::DbError& e) {
+      if (e.kind() != db::DbError::Kind::unavailable || attempt >= 30) {
+        std::cerr << "podium-server: cannot prepare the database: " << e.what() << "\n";
+        return 1;
+      }
+      log->warn(jline({{"msg", "database not reachable yet; retrying"}, {"error", e.what()}}));
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    } catch (const std::exception& e) {
+      std::cerr << "podium-server: cannot prepare the database: " << e.what() << "\n";
+      return 1;
+    }
+  }
+
+  metrics::Registry registry;
+  registry.add_collector([&database](std::string& out) {
+    auto s = database.stats();
+    out += "# HELP podium_db_pool_connections Database pool connections by state.\n";
+    out += "# TYPE podium_db_pool_connections gauge\n";
+    out += "podium_db_pool_connections{state=\"in_use\"} " + std::to_string(s.in_use) + "\n";
+    out += "podium_db_pool_connections{state=\"idle\"} " + std::to_string(s.idle) + "\n";
+    out += "# HELP podium_db_pool_waiting Requests waiting for a database connection.\n";
+    out += "# TYPE podium_db_pool_waiting gauge\npodium_db_pool_waiting " + std::to_string(s.waiting) + "\n";
+    out += "# HELP podium_db_errors_total Database errors (all kinds).\n";
+    out += "# TYPE podium_db_errors_total counter\npodium_db_errors_total " + std::to_string(s.errors) + "\n";
+    out += "# HELP podium_build_info Build information.\n# TYPE podium_build_info gauge\n";
+    out += "podium_build_info{version=\"" PODIUM_VERSION "\"} 1\n";
+  });
+
+  api::ApiContext ctx{database, config, registry, boot.cursor_key, log};
+  api::App app(ctx);
+
+  http::ServerOptions so;
+  so.host = config.listen_host;
+  so.port = config.listen_port;
+  so.max_body_bytes = config.max_body_bytes;
+  so.max_header_bytes = config.max_header_bytes;
+  so.read_timeout = config.read_timeout;
+  so.idle_timeout = config.idle_timeout;
+  so.write_timeout = config.write_timeout;
+  so.max_connections = config.max_connections;
+  so.handler_threads = config.handler_threads;
+  http::HttpServer server(
+      so, [&app](http::Request& req) { return app.handle(req); },
+      [&log, &registry](const http::RejectedRequest& r) {
+        registry.observe_request("-", "(rejected)", r.status, 0);
+        log->info(jline({{"msg", "request rejected"}, {"status", r.status}, {"reason", r.reason},
+                         {"remote", r.remote_address}}));
+      });
+  try {
+    server.start();
+  } catch (const std::exception& e) {
+    std::cerr << "podium-server: " << e.what() << "\n";
+    return 1;
+  }
+
+  const std::string url = "http://" + (config.listen_host.find(':') != std::string::npos ? "[" + config.listen_host + "]"
+                                                                                          : config.listen_host) +
+                          ":" + std::to_string(server.port());
+  log->info(jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
+  // Plain lines for people and scripts (the token is never written to the structured log).
+  std::cout << "podium-server listening on " << url << std::endl;
+  if (boot.generated_admin_token)
+    std::cout << "admin token (shown once, store it now): " << *boot.generated_admin_token << std::endl;
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log->info(jline({{"msg", "shutting down"}, {"signal", sig}}));
+  server.stop(std::chrono::duration_cast<std::chrono::milliseconds>(config.shutdown_grace));
+  database.close();
+  if (embedded) embedded->stop();
+  log->info(jline({{"msg", "stopped"}}));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "podium-server: fatal: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the benchmarks in Release and runs every benchmark binary, writing
+# bench/results/<name>.json (Google Benchmark's JSON) for each <name>_bench.
+# Usage: bench/run.sh [build-dir]   (default: build-bench under the repository root)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build-bench}"
+jobs="${PODIUM_BENCH_JOBS:-2}"
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPODIUM_BENCH=ON >/dev/null
+cmake --build "$build" --target podium_benchmarks -j "$jobs"
+
+mkdir -p "$root/bench/results"
+found=0
+for binary in "$build"/bin/*_bench; do
+  [ -x "$binary" ] || continue
+  found=1
+  name="$(basename "$binary" _bench)"
+  echo "== $name"
+  "$binary" --benchmark_out="$root/bench/results/$name.json" --benchmark_out_format=json \
+    --benchmark_repetitions="${PODIUM_BENCH_REPETITIONS:-5}" --benchmark_report_aggregates_only=true
+done
+if [ "$found" = 0 ]; then
+  echo "no *_bench binaries under $build/bin" >&2
+  exit 1
+fi

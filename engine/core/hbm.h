@@ -1,0 +1,118 @@
+#pragma once
+// HBM per device for a MaxText training step, with a breakdown (docs/planner.md §HBM).
+// The estimate mirrors what XLA keeps live at the peak of a train step: training state
+// (params, gradients, optimizer moments) sharded like MaxText shards weights, activations saved
+// by the remat policy, logits, MoE routing buffers, the FSDP-gathered working copy of a layer,
+// and a margin for compiler temporaries. Pure arithmetic.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/flops.h"
+#include "engine/core/model_catalog.h"
+
+namespace podium::core {
+
+// Share of the computed total added for compiler temporaries (fusion buffers, collectives'
+// scratch, padding to tile sizes). Calibrated on MaxText's documented deepseek2-16b v5p run.
+inline constexpr double kHbmCompilerMargin = 0.05;
+
+// A remat policy: which named activations of a decoder layer are kept in HBM for the backward
+// pass (MaxText decoders.get_remat_policy). Names are MaxText's checkpoint_name tags.
+struct RematPolicyInfo {
+  std::string name;
+  std::vector<std::string> saved;  // on device; everything else is recomputed or offloaded
+  std::string note;
+};
+const std::vector<RematPolicyInfo>& remat_policies();
+const RematPolicyInfo* find_remat_policy(std::string_view name);
+
+// Optimizer moments kept per parameter: adamw/adam_pax 2, muon 1 (Adam's 2 for the embedding
+// tables muon leaves to Adam), sgd 0. nullopt for an unknown opt_type.
+std::optional<int> optimizer_moments(std::string_view opt_type);
+
+// Bytes per element of a MaxText dtype name ("float32", "bfloat16", "fp8", ...); nullopt if
+// unknown.
+std::optional<double> dtype_bytes(std::string_view dtype);
+
+// A prior run of the same model on the same accelerator family.
+struct HbmObservation {
+  double gib_per_device = 0;     // observed HBM in use per device (Memstats / profile)
+  double tokens_per_device = 0;  // per_device_batch_size x max_target_length of that run
+};
+
+struct HbmInput {
+  const ModelSpec* model = nullptr;
+  TrainingShape shape;
+  // Size of each MaxText mesh axis over ICI x DCN, e.g. {"fsdp":16,"tensor":4}; missing = 1.
+  std::map<std::string, int> axes;
+  std::string remat_policy = "full";
+  std::string opt_type = "adamw";
+  std::string weight_dtype = "float32";
+  std::string dtype = "bfloat16";
+  std::string grad_dtype = "float32";
+  int num_vocab_tiling = 1;
+  bool shard_optimizer_over_data = false;  // ZeRO-1 over the data axis
+  // remat_policy=custom: MaxText per-tensor keys (query_proj, mlpwo, ...) -> remat|device|offload.
+  std::map<std::string, std::string> custom_remat;
+  double capacity_gib = 0;  // usable HBM per device
+  std::optional<HbmObservation> history;
+};
+
+// GiB per device.
+struct HbmBreakdown {
+  double params = 0;
+  double gradients = 0;
+  double optimizer_state = 0;
+  double gradient_accumulation = 0;
+  double activations = 0;
+  double logits = 0;
+  double moe_routing = 0;
+  double weight_gather = 0;
+  double compiler_margin = 0;
+  double sum() const {
+    return params + gradients + optimizer_state + gradient_accumulation + activations + logits +
+           moe_routing + weight_gather + compiler_margin;
+  }
+};
+
+// How the arrays are divided across devices.
+struct HbmSharding {
+  int state = 1;  // params, gradients, optimizer state
+  int batch = 1;  // batch dimension of activations
+  int sequence = 1;
+  int hidden = 1;                // embed / heads / mlp dimension of activations
+  int layers = 1;                // pipeline stages
+  double tokens_per_device = 0;  // tokens whose activations one device holds
+};
+
+struct HbmSuggestion {
+  std::string change;  // "remat_policy=full", "per_device_batch_size=2", ...
+  double per_device_gib = 0;
+  bool fits = false;
+};
+
+struct HbmEstimate {
+  double per_device_gib = 0;
+  double capacity_gib = 0;
+  bool fits = true;
+  std::string basis = "estimate";  // "estimate" or "history"
+  double calibration_factor = 1;   // observed / estimated at the observed tokens (history)
+  HbmBreakdown breakdown;
+  HbmSharding sharding;
+  std::vector<HbmSuggestion> suggestions;  // only when it does not fit
+  std::string hint;                        // only when it does not fit
+};
+
+HbmEstimate estimate_hbm(const HbmInput& input);
+
+// {"per_device_gib","capacity_gib","fits","basis","calibration_factor","breakdown":{...},
+//  "sharding":{...},"suggestions":[...]}
+nlohmann::json to_json(const HbmEstimate& e);
+
+}  // namespace podium::core

@@ -1,0 +1,98 @@
+#pragma once
+// The preflight planner (POST /api/v1/plan): one run spec on one cluster, checked before it
+// touches a TPU. Aggregates the accelerator catalog, the MaxText/JAX mesh check, config-key
+// validation, the model catalog, training FLOPs, HBM and data sufficiency into the contract's
+// plan JSON (docs/planner.md). Pure: everything it needs is passed in.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/accelerator.h"
+#include "engine/core/data_plan.h"
+#include "engine/core/flops.h"
+#include "engine/core/hbm.h"
+#include "engine/core/mesh.h"
+#include "engine/core/model_catalog.h"
+#include "engine/core/run_spec.h"
+
+namespace podium::core {
+
+// MFU assumed without history (docs/planner.md §Throughput). Well-tuned MaxText runs publish
+// 55-65% (Llama2-70B 65%, Mixtral-8x7B 54.9% on v5p-128); a first run of a new configuration
+// is typically well below that, and MoE below dense (all-to-all, routing, smaller matmuls).
+inline constexpr double kDefaultMfuTpuDense = 0.40;
+inline constexpr double kDefaultMfuTpuMoe = 0.30;
+inline constexpr double kDefaultMfuGpuDense = 0.35;
+inline constexpr double kDefaultMfuGpuMoe = 0.25;
+double default_efficiency(AcceleratorKind kind, bool moe);
+
+// Facts from finished runs of the same model on the same accelerator family.
+struct HistoryFacts {
+  std::optional<double> mfu;  // calibrated efficiency (steady-state MFU)
+  int mfu_runs = 0;           // how many runs the figure rests on
+  std::optional<HbmObservation> hbm;
+};
+
+struct PlanInput {
+  RunSpec spec;
+  // The cluster's slice type. When absent, accelerator_name is parsed (unknown_accelerator on
+  // failure). accelerator_name is also what naming warnings look at: pass the text the user
+  // typed ("tpu7x-32") when there is one.
+  std::optional<AcceleratorType> accelerator;
+  std::string accelerator_name;
+  int num_slices = 1;                   // the cluster's slices; spec.num_slices overrides
+  std::optional<DatasetFacts> dataset;  // null: synthetic data / dataset not given
+  std::optional<HistoryFacts> history;
+  std::string maxtext_version = "current";  // mesh_axes list and config key list
+};
+
+struct PlanIssue {
+  std::string code;
+  std::string message;
+  std::string hint;
+  std::string field;  // run spec field it concerns ("config.weight_decay"), may be empty
+};
+
+struct ThroughputEstimate {
+  double tflops_per_device_per_step = 0;
+  double learnable_weight_tflops = 0;
+  double attention_tflops = 0;
+  double step_seconds = 0;
+  double tokens_per_second_per_device = 0;
+  double mfu = 0;                // against the per-device peak
+  double efficiency = 0;         // the MFU assumed to get step_seconds
+  std::string efficiency_basis;  // "default" or "history"
+  int efficiency_runs = 0;
+};
+
+struct Plan {
+  bool ok = false;
+  std::vector<PlanIssue> errors;
+  std::vector<PlanIssue> warnings;
+  std::optional<AcceleratorType> topology;
+  int num_slices = 1;
+  std::string model_name;
+  std::optional<ParamCounts> params;
+  std::optional<MeshResult> mesh;
+  std::optional<HbmEstimate> memory;
+  std::optional<DataPlan> data;
+  std::optional<ThroughputEstimate> estimate;  // null when the peak is unknown (CPU)
+  std::vector<MeshAlternative> alternatives;   // mesh alternatives when the mesh fails
+};
+
+Plan make_plan(const PlanInput& input);
+
+// The contract's plan JSON:
+// {"ok","errors":[{"code","message","hint"}],"warnings":[...],"topology":{...},
+//  "mesh":{"ici","dcn","axes","assignment"},"memory":{"per_device_gib","capacity_gib","fits",
+//  "breakdown","basis"},"data":{"tokens_per_step","tokens_available","exhausted_at_step",
+//  "records_needed"},"estimate":{"tflops_per_device_per_step","step_seconds",
+//  "tokens_per_second_per_device","mfu","efficiency","efficiency_basis"},"alternatives":[...]}
+// Sections that could not be computed are null.
+nlohmann::json to_json(const Plan& plan);
+nlohmann::json to_json(const PlanIssue& issue);
+
+}  // namespace podium::core

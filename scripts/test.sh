@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# README command 2: installs what is missing, builds, and runs every test:
+# unit (also under ASan+UBSan), integration (real PostgreSQL), e2e (real processes), browser.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+started=$(date +%s)
+step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
+
+step "setup"
+./scripts/setup.sh
+
+step "build (Debug, all targets)"
+./scripts/build.sh build/test -DCMAKE_BUILD_TYPE=Debug -DPODIUM_BENCH=OFF
+
+step "build (ASan+UBSan, unit tests only)"
+./scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DPODIUM_UNIT_ONLY=ON -DPODIUM_SANITIZE=ON
+
+step "test PostgreSQL"
+export PODIUM_TEST_PG_DIR="${PODIUM_TEST_PG_DIR:-$root/build/test-pg}"
+./scripts/test-postgres.sh start
+PODIUM_TEST_DATABASE_URL="$(./scripts/test-postgres.sh url)"
+export PODIUM_TEST_DATABASE_URL
+trap './scripts/test-postgres.sh stop >/dev/null 2>&1 || true' EXIT
+
+status=0
+step "unit tests under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$(nproc)" || status=1
+
+step "unit, integration and e2e tests"
+ctest --test-dir build/test --output-on-failure -j "$(nproc)" --timeout 600 || status=1
+
+if [ -f web/package.json ]; then
+  step "dashboard unit and browser tests"
+  (cd web && npm run --silent build && npm run --silent test && PODIUM_BIN_DIR="$root/build/test/bin" npm run --silent test:browser) || status=1
+fi
+
+step "done"
+exit $status

@@ -1,0 +1,84 @@
+#include "backend/sched/restart_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace podium::sched {
+namespace {
+
+using core::FailureClass;
+
+RestartInput input(FailureClass c, int used, int max, std::vector<int> codes = {},
+                   std::vector<int> restart_on = {}) {
+  RestartInput in;
+  in.failure_class = c;
+  in.restarts_used = used;
+  in.max_restarts = max;
+  in.exit_codes = std::move(codes);
+  in.restart_on_exit_codes = std::move(restart_on);
+  return in;
+}
+
+// The whole table of the header, row by row.
+TEST(RestartPolicyTest, Table) {
+  struct Row {
+    FailureClass cls;
+    int used;
+    int max;
+    std::vector<int> codes;
+    std::vector<int> restart_on;
+    RestartAction expected;
+  };
+  const std::vector<Row> rows = {
+      // Infrastructure: always recovered, even with no budget left.
+      {FailureClass::preempted, 0, 0, {}, {}, RestartAction::recover},
+      {FailureClass::preempted, 5, 3, {}, {}, RestartAction::recover},
+      {FailureClass::host_lost, 3, 3, {1}, {}, RestartAction::recover},
+      // Deterministic: fail at once, budget or not.
+      {FailureClass::oom, 0, 3, {1}, {}, RestartAction::fail},
+      {FailureClass::mesh, 0, 3, {1}, {}, RestartAction::fail},
+      {FailureClass::config, 0, 3, {1}, {}, RestartAction::fail},
+      {FailureClass::nan, 0, 3, {1}, {}, RestartAction::fail},
+      {FailureClass::data_exhausted, 0, 3, {1}, {}, RestartAction::fail},
+      // Generic errors spend the budget.
+      {FailureClass::error, 0, 3, {1}, {}, RestartAction::restart},
+      {FailureClass::error, 2, 3, {1}, {}, RestartAction::restart},
+      {FailureClass::error, 3, 3, {1}, {}, RestartAction::fail},
+      {FailureClass::error, 0, 0, {1}, {}, RestartAction::fail},
+      {FailureClass::error, 0, 3, {}, {}, RestartAction::restart},
+      // The user's restart codes win over a heuristic class, within the budget.
+      {FailureClass::oom, 0, 3, {42}, {42}, RestartAction::restart},
+      {FailureClass::data_exhausted, 1, 2, {1, 42}, {42, 127}, RestartAction::restart},
+      {FailureClass::nan, 2, 2, {42}, {42}, RestartAction::fail},
+      {FailureClass::error, 0, 1, {42}, {42}, RestartAction::restart},
+      // A listed code that did not occur changes nothing.
+      {FailureClass::oom, 0, 3, {1}, {42}, RestartAction::fail},
+      {FailureClass::error, 0, 3, {1}, {42}, RestartAction::restart},
+      // Listed codes never turn a free recovery into a paid restart.
+      {FailureClass::preempted, 0, 3, {42}, {42}, RestartAction::recover},
+      // Nonsense budgets are treated as zero.
+      {FailureClass::error, -1, -5, {1}, {}, RestartAction::fail},
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    auto d = decide_restart(input(r.cls, r.used, r.max, r.codes, r.restart_on));
+    EXPECT_EQ(d.action, r.expected) << "row " << i << ": " << d.reason;
+    EXPECT_EQ(d.spends_budget, r.expected == RestartAction::restart) << "row " << i;
+  }
+}
+
+TEST(RestartPolicyTest, ReasonsAndJson) {
+  auto restart = decide_restart(input(FailureClass::error, 1, 3, {1}));
+  EXPECT_EQ(restart.reason, "error; restart 2 of 3");
+  auto exhausted = decide_restart(input(FailureClass::error, 3, 3, {1}));
+  EXPECT_EQ(exhausted.reason, "error; restart budget exhausted (3 allowed)");
+  auto listed = decide_restart(input(FailureClass::oom, 0, 1, {42}, {42}));
+  EXPECT_EQ(listed.reason, "oom: exit code 42 is in restart_on_exit_codes; restart 1 of 1");
+  auto j = to_json(decide_restart(input(FailureClass::host_lost, 0, 0)));
+  EXPECT_EQ(j["action"], "recover");
+  EXPECT_EQ(j["spends_budget"], false);
+  EXPECT_EQ(to_string(RestartAction::restart), "restart");
+  EXPECT_EQ(to_string(RestartAction::fail), "fail");
+}
+
+}  // namespace
+}  // namespace podium::sched

@@ -1,0 +1,211 @@
+#include "engine/core/failure_classifier.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace podium::core {
+namespace {
+
+using ::testing::ElementsAre;
+
+RankOutcome exited(int rank, int code) {
+  RankOutcome r;
+  r.rank = rank;
+  r.exit_code = code;
+  return r;
+}
+
+RankOutcome killed(int rank, int signal, bool by_podium = false) {
+  RankOutcome r;
+  r.rank = rank;
+  r.signal = signal;
+  r.stopped_by_podium = by_podium;
+  return r;
+}
+
+RankOutcome vanished(int rank) {
+  RankOutcome r;
+  r.rank = rank;
+  r.vanished = true;
+  return r;
+}
+
+TEST(FailureClassifierTest, AllRanksExitZeroSucceeds) {
+  AttemptEvidence e;
+  e.ranks = {exited(0, 0), exited(1, 0)};
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.outcome, AttemptOutcome::succeeded);
+  EXPECT_FALSE(c.failure_class.has_value());
+}
+
+TEST(FailureClassifierTest, EachDeterministicSignatureGivesItsClass) {
+  struct Case {
+    FailureSignature signature;
+    FailureClass expected;
+  };
+  for (const Case& k : {Case{FailureSignature::hbm_oom, FailureClass::oom},
+                        Case{FailureSignature::mesh_unmappable, FailureClass::mesh},
+                        Case{FailureSignature::mesh_product_mismatch, FailureClass::mesh},
+                        Case{FailureSignature::invalid_config_key, FailureClass::config},
+                        Case{FailureSignature::invalid_config_value, FailureClass::config},
+                        Case{FailureSignature::data_exhausted, FailureClass::data_exhausted},
+                        Case{FailureSignature::nan_loss, FailureClass::nan}}) {
+    AttemptEvidence e;
+    e.ranks = {exited(0, 1), killed(1, 15, /*by_podium=*/true)};
+    e.signatures = {k.signature};
+    auto c = classify_failure(e);
+    EXPECT_EQ(c.outcome, AttemptOutcome::failed);
+    EXPECT_EQ(c.failure_class, k.expected) << to_string(k.signature);
+    EXPECT_EQ(c.deciding_signature, k.signature);
+    EXPECT_THAT(c.exit_codes, ElementsAre(1));
+  }
+}
+
+TEST(FailureClassifierTest, DeterministicSignaturesBeatGenericExitCodes) {
+  // StopIteration with exit code 1 after 7 of 10 steps (domain brief §3) is data_exhausted.
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1), exited(1, 1), exited(2, 1), exited(3, 1)};
+  e.signatures = {FailureSignature::data_exhausted};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::data_exhausted);
+}
+
+TEST(FailureClassifierTest, DeterministicOrderFollowsStartUp) {
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1)};
+  e.signatures = {FailureSignature::nan_loss, FailureSignature::hbm_oom,
+                  FailureSignature::invalid_config_key, FailureSignature::mesh_unmappable};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::config);
+  e.signatures = {FailureSignature::nan_loss, FailureSignature::hbm_oom};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::oom);
+  e.signatures = {FailureSignature::data_exhausted, FailureSignature::nan_loss};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::nan);
+}
+
+TEST(FailureClassifierTest, VanishedRankBeatsTheOthersConsequentErrors) {
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1), vanished(1), exited(2, 1), exited(3, 134)};
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::host_lost);
+  EXPECT_EQ(c.deciding_rank, 1);
+  // Exit codes of ranks that ended on their own are still reported.
+  EXPECT_THAT(c.exit_codes, ElementsAre(1, 1, 134));
+}
+
+TEST(FailureClassifierTest, DeterministicSignatureBeatsAVanishedHost) {
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1), vanished(1)};
+  e.signatures = {FailureSignature::hbm_oom};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::oom);
+}
+
+TEST(FailureClassifierTest, OutsideSigtermIsPreemption) {
+  AttemptEvidence e;
+  e.ranks = {killed(0, 15), killed(1, 15)};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::preempted);
+  // The shell's 128 + 15.
+  e.ranks = {exited(0, 143)};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::preempted);
+  // MaxText exits 0 after saving on a preemption notice: still preempted.
+  e.ranks = {exited(0, 0)};
+  e.signatures = {FailureSignature::preempted};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::preempted);
+  e.signatures.clear();
+  e.preemption_notice = true;
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::preempted);
+}
+
+TEST(FailureClassifierTest, PodiumsOwnSigtermIsNotPreemption) {
+  // Rank 2 crashed, Podium stopped the rest of the gang with SIGTERM.
+  AttemptEvidence e;
+  e.ranks = {killed(0, 15, true), killed(1, 15, true), exited(2, 1)};
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::error);
+  EXPECT_EQ(c.deciding_rank, 2);
+  EXPECT_THAT(c.exit_codes, ElementsAre(1));
+}
+
+TEST(FailureClassifierTest, SigkillFromOutsideIsAnError) {
+  AttemptEvidence e;
+  e.ranks = {killed(0, 9)};
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::error);
+  EXPECT_EQ(c.reason, "rank 0 killed by signal 9");
+}
+
+TEST(FailureClassifierTest, UserCancelWinsOverEverything) {
+  AttemptEvidence e;
+  e.user_cancelled = true;
+  e.ranks = {killed(0, 15, true), vanished(1)};
+  e.signatures = {FailureSignature::hbm_oom};
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.outcome, AttemptOutcome::cancelled);
+  EXPECT_FALSE(c.failure_class.has_value());
+}
+
+TEST(FailureClassifierTest, WarningsAreReportedWithoutChangingTheClass) {
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1)};
+  e.signatures = {FailureSignature::tpu_busy, FailureSignature::cpu_fallback,
+                  FailureSignature::tpu_busy};
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::error);
+  EXPECT_THAT(c.warnings, ElementsAre(FailureSignature::tpu_busy, FailureSignature::cpu_fallback));
+  EXPECT_EQ(c.reason, "rank 0 exited with code 1 (the TPU was held by another process)");
+  // A successful run keeps its warnings too (it may have trained on CPU).
+  e.ranks = {exited(0, 0)};
+  auto ok = classify_failure(e);
+  EXPECT_EQ(ok.outcome, AttemptOutcome::succeeded);
+  EXPECT_EQ(ok.warnings.size(), 2u);
+}
+
+TEST(FailureClassifierTest, TeardownWithoutCauseAndNoRanks) {
+  AttemptEvidence e;
+  e.ranks = {killed(0, 15, true), killed(1, 15, true)};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::error);
+  EXPECT_EQ(classify_failure(AttemptEvidence{}).failure_class, FailureClass::error);
+  // A rank vanished after Podium already asked it to stop: not a lost host.
+  AttemptEvidence stopped;
+  RankOutcome r = vanished(0);
+  r.stopped_by_podium = true;
+  stopped.ranks = {r};
+  EXPECT_EQ(classify_failure(stopped).failure_class, FailureClass::error);
+}
+
+TEST(FailureClassifierTest, NamesRoundTripAndJson) {
+  for (FailureClass c :
+       {FailureClass::oom, FailureClass::mesh, FailureClass::config, FailureClass::data_exhausted,
+        FailureClass::nan, FailureClass::preempted, FailureClass::host_lost, FailureClass::error}) {
+    EXPECT_EQ(parse_failure_class(to_string(c)), c);
+  }
+  EXPECT_FALSE(parse_failure_class("bogus").has_value());
+  EXPECT_TRUE(is_deterministic(FailureClass::oom));
+  EXPECT_FALSE(is_deterministic(FailureClass::preempted));
+  EXPECT_FALSE(is_deterministic(FailureClass::error));
+
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1)};
+  e.signatures = {FailureSignature::hbm_oom, FailureSignature::tpu_busy};
+  auto j = to_json(classify_failure(e));
+  EXPECT_EQ(j["outcome"], "failed");
+  EXPECT_EQ(j["failure_class"], "oom");
+  EXPECT_EQ(j["deciding_signature"], "hbm_oom");
+  EXPECT_TRUE(j["deciding_rank"].is_null());
+  EXPECT_EQ(j["warnings"], nlohmann::json::array({"tpu_busy"}));
+  EXPECT_EQ(j["exit_codes"], nlohmann::json::array({1}));
+}
+
+TEST(FailureClassifierTest, ClassifiesFromADigestOfRealLines) {
+  LogDigest d;
+  d.feed("completed step: 6, seconds: 0.7, loss: 1.0");
+  d.feed("Traceback (most recent call last):");
+  d.feed("  File \"/app/input_pipeline.py\", line 88, in __next__");
+  d.feed("StopIteration");
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1), exited(1, 1)};
+  const auto seen = d.signatures_seen();
+  e.signatures.assign(seen.begin(), seen.end());
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::data_exhausted);
+}
+
+}  // namespace
+}  // namespace podium::core

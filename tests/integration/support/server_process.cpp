@@ -1,0 +1,282 @@
+#include "tests/integration/support/server_process.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace podium::it {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char* kListeningLine = "podium-server listening on http://";
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+// The port in "podium-server listening on http://HOST:PORT", 0 when the line is not there yet.
+int find_port(const std::string& log) {
+  auto at = log.find(kListeningLine);
+  if (at == std::string::npos) return 0;
+  auto eol = log.find('\n', at);
+  if (eol == std::string::npos) return 0;  // the line is still being written
+  std::string line = log.substr(at, eol - at);
+  auto colon = line.rfind(':');
+  if (colon == std::string::npos) return 0;
+  try {
+    return std::stoi(line.substr(colon + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+ServerProcess::ServerProcess(ServerOptions options) : options_(std::move(options)) {
+  own_dir_ = std::make_unique<TempDir>("podium-it-" + options_.name);
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) {
+    const int status = terminate();
+    if (status != 0 && status != -1 && !::testing::Test::HasFailure())
+      ADD_FAILURE() << options_.name << " exited with status " << status << " on SIGTERM\n"
+                    << log_tail(30);
+  }
+  if (::testing::Test::HasFailure()) {
+    for (int g = 1; g <= generation_; ++g) {
+      auto p = own_dir_->path() / (options_.name + "-" + std::to_string(g) + ".log");
+      std::cerr << "---- last lines of " << options_.name << " (start " << g << ", " << p.string()
+                << ") ----\n"
+                << file_tail(p, 30) << "---- end of " << options_.name << " log ----\n";
+    }
+  }
+  if (!options_.data_dir.empty() || options_.database_url.empty()) {
+    // An embedded PostgreSQL that a failed test left running under our data dir.
+    const fs::path cluster = data_dir() / "postgres";
+    std::error_code ec;
+    if (fs::exists(cluster / "postmaster.pid", ec)) {
+      run_shell("runuser -u postgres -- " + (postgres_bin_dir() / "pg_ctl").string() +
+                " stop -D '" + cluster.string() + "' -m immediate -w >/dev/null 2>&1 || " +
+                (postgres_bin_dir() / "pg_ctl").string() + " stop -D '" + cluster.string() +
+                "' -m immediate -w >/dev/null 2>&1");
+    }
+  }
+}
+
+fs::path ServerProcess::data_dir() const {
+  return options_.data_dir.empty() ? own_dir_->path() / "data" : options_.data_dir;
+}
+
+std::string ServerProcess::url() const {
+  return "http://127.0.0.1:" + std::to_string(port_);
+}
+
+void ServerProcess::start() {
+  spawn();
+  wait_ready();
+}
+
+void ServerProcess::start_together(const std::vector<ServerProcess*>& servers) {
+  for (auto* s : servers) s->spawn();
+  for (auto* s : servers) s->wait_ready();
+}
+
+void ServerProcess::spawn() {
+  if (pid_ > 0) throw std::runtime_error(options_.name + " is already running");
+  const fs::path bin = binary(options_.binary);
+  if (!fs::exists(bin))
+    throw std::runtime_error(bin.string() + " does not exist (set PODIUM_BIN_DIR to <build>/bin)");
+  ++generation_;
+  log_path_ = own_dir_->path() / (options_.name + "-" + std::to_string(generation_) + ".log");
+  port_ = 0;
+  exit_status_ = -1;
+
+  std::vector<std::string> args = {bin.string(), "--listen", "127.0.0.1:0"};
+  if (!options_.database_url.empty()) {
+    args.insert(args.end(), {"--database-url", options_.database_url});
+  }
+  args.insert(args.end(), {"--data-dir", data_dir().string()});
+  if (!options_.admin_token.empty())
+    args.insert(args.end(), {"--admin-token", options_.admin_token});
+  for (const auto& s : options_.settings) args.insert(args.end(), {"--set", s});
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+
+  std::vector<std::string> envs;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    if (kv.rfind("PODIUM_", 0) == 0) continue;
+    envs.push_back(std::move(kv));
+  }
+  for (const auto& [k, v] : options_.env) envs.push_back(k + "=" + v);
+
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0)
+    throw std::runtime_error("cannot create " + log_path_.string() + ": " + std::strerror(errno));
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    if (null_fd >= 0) ::close(null_fd);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // Child: async-signal-safe calls only.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::setpgid(0, 0);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  if (null_fd >= 0) ::close(null_fd);
+  pid_ = pid;
+}
+
+void ServerProcess::wait_ready() {
+  if (pid_ <= 0) throw std::runtime_error(options_.name + " was not spawned");
+  const auto deadline = Clock::now() + options_.ready_timeout;
+  for (;;) {
+    if (int port = find_port(read_file(log_path_)); port > 0) {
+      port_ = port;
+      return;
+    }
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      exit_status_ = decode_status(status);
+      throw std::runtime_error(options_.name + " exited with status " +
+                               std::to_string(exit_status_) + " before it was ready; log:\n" +
+                               log_tail(40));
+    }
+    if (Clock::now() > deadline) {
+      kill();
+      throw std::runtime_error(options_.name + " was not ready within " +
+                               std::to_string(options_.ready_timeout.count()) + " ms; log:\n" +
+                               log_tail(40));
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+int ServerProcess::reap(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+      pid_ = -1;
+      exit_status_ = r == pid_ ? decode_status(status) : -1;
+      return exit_status_;
+    }
+    if (Clock::now() > deadline) return -2;
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+int ServerProcess::terminate() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  const int status = reap(options_.stop_timeout);
+  if (status != -2) return status;
+  ADD_FAILURE() << options_.name << " did not exit within " << options_.stop_timeout.count()
+                << " ms of SIGTERM; killing it";
+  return kill();
+}
+
+int ServerProcess::kill() {
+  if (pid_ <= 0) return exit_status_;
+  ::kill(pid_, SIGKILL);
+  return reap(60s);
+}
+
+bool ServerProcess::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    pid_ = -1;
+    exit_status_ = decode_status(status);
+    return false;
+  }
+  return true;
+}
+
+std::string ServerProcess::log() const {
+  return read_file(log_path_);
+}
+
+std::string ServerProcess::log_tail(int lines) const {
+  return file_tail(log_path_, lines);
+}
+
+int ServerProcess::count_log_lines(const std::string& text) const {
+  std::istringstream in(log());
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (line.find(text) != std::string::npos) ++n;
+  return n;
+}
+
+std::vector<pid_t> processes_matching(const std::string& needle) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (auto* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || pid == ::getpid()) continue;
+    std::string cmdline = read_file(fs::path("/proc") / e->d_name / "cmdline");
+    for (auto& c : cmdline)
+      if (c == '\0') c = ' ';
+    if (cmdline.find(needle) != std::string::npos) out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
+}
+
+}  // namespace podium::it
