@@ -12,9 +12,19 @@ if [ -f web/package.json ]; then (cd web && npm run --silent build); fi
 bin="$root/build/release/bin"
 
 export PODIUM_DATA_DIR="${PODIUM_DATA_DIR:-$root/var}"
+# As root, the embedded PostgreSQL runs as the unprivileged 'postgres' account, which must be
+# able to reach the data directory. A checkout under a private home (e.g. /root) is not
+# reachable: keep the state under /var/lib/podium instead and say so.
+if [ "$(id -u)" -eq 0 ] && id postgres >/dev/null 2>&1; then
+  mkdir -p "$PODIUM_DATA_DIR"
+  if ! runuser -u postgres -- test -x "$PODIUM_DATA_DIR" 2>/dev/null; then
+    PODIUM_DATA_DIR="/var/lib/podium/$(printf '%s' "$root" | sha256sum | cut -c1-12)"
+    echo "run: the postgres account cannot reach $root; state goes to $PODIUM_DATA_DIR"
+  fi
+fi
 export PODIUM_LISTEN="${PODIUM_LISTEN:-127.0.0.1:8080}"
 mkdir -p "$PODIUM_DATA_DIR"
-chmod 700 "$PODIUM_DATA_DIR"
+chmod 711 "$PODIUM_DATA_DIR"
 # The admin token is chosen here on the first start and kept (mode 600) so that every start of
 # the demo can print it; the server stores only its hash.
 token_file="$PODIUM_DATA_DIR/admin-token"

@@ -12,8 +12,15 @@ namespace podium::core {
 
 namespace {
 
-constexpr std::string_view kKeyFilePrefix = "data/maxtext_keys_";
+// data/<workload>_keys_<version>.txt
+constexpr std::string_view kKeyFileDir = "data/";
+constexpr std::string_view kKeyFileInfix = "_keys_";
 constexpr std::string_view kKeyFileSuffix = ".txt";
+
+// Key sets are stored under "<workload>/<version>".
+std::string set_name(std::string_view workload, std::string_view version) {
+  return std::string(workload) + "/" + std::string(version);
+}
 
 std::vector<std::string> parse_key_file(std::string_view text) {
   std::vector<std::string> keys;
@@ -43,10 +50,13 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& key_sets() {
   static const auto sets = [] {
     std::map<std::string, std::vector<std::string>, std::less<>> out;
     for (const detail::EmbeddedFile& f : detail::embedded_files()) {
-      if (!f.path.starts_with(kKeyFilePrefix) || !f.path.ends_with(kKeyFileSuffix)) continue;
-      std::string version(f.path.substr(
-          kKeyFilePrefix.size(), f.path.size() - kKeyFilePrefix.size() - kKeyFileSuffix.size()));
-      out[version] = parse_key_file(f.content);
+      if (!f.path.starts_with(kKeyFileDir) || !f.path.ends_with(kKeyFileSuffix)) continue;
+      const std::string_view stem = f.path.substr(
+          kKeyFileDir.size(), f.path.size() - kKeyFileDir.size() - kKeyFileSuffix.size());
+      const size_t infix = stem.find(kKeyFileInfix);
+      if (infix == std::string_view::npos) continue;
+      out[set_name(stem.substr(0, infix), stem.substr(infix + kKeyFileInfix.size()))] =
+          parse_key_file(f.content);
     }
     return out;
   }();
@@ -80,21 +90,26 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
-std::vector<std::string> config_key_versions() {
+std::vector<std::string> config_key_versions(std::string_view workload) {
+  const std::string prefix = set_name(workload, "");
   std::vector<std::string> versions;
-  for (const auto& [version, keys] : key_sets()) versions.push_back(version);
+  for (const auto& [name, keys] : key_sets()) {
+    if (name.starts_with(prefix)) versions.push_back(name.substr(prefix.size()));
+  }
   return versions;
 }
 
-const std::vector<std::string>& known_config_keys(std::string_view version) {
+const std::vector<std::string>& known_config_keys(std::string_view version,
+                                                  std::string_view workload) {
   static const std::vector<std::string> empty;
   const auto& sets = key_sets();
-  auto it = sets.find(version);
+  auto it = sets.find(set_name(workload, version));
   return it == sets.end() ? empty : it->second;
 }
 
-bool is_known_config_key(std::string_view key, std::string_view version) {
-  const auto& keys = known_config_keys(version);
+bool is_known_config_key(std::string_view key, std::string_view version,
+                         std::string_view workload) {
+  const auto& keys = known_config_keys(version, workload);
   return std::binary_search(keys.begin(), keys.end(), key);
 }
 
@@ -113,8 +128,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-std::optional<std::string> nearest_config_key(std::string_view key, std::string_view version) {
-  const auto& keys = known_config_keys(version);
+std::optional<std::string> nearest_config_key(std::string_view key, std::string_view version,
+                                              std::string_view workload) {
+  const auto& keys = known_config_keys(version, workload);
   std::optional<std::string> best;
   std::size_t best_distance = 0;
   for (const std::string& k : keys) {
@@ -144,9 +160,25 @@ std::optional<std::string> nearest_config_key(std::string_view key, std::string_
   return std::nullopt;
 }
 
-std::vector<ConfigIssue> validate_config(const nlohmann::json& config, std::string_view version) {
+std::vector<ConfigIssue> validate_config(const nlohmann::json& config, std::string_view version,
+                                         std::string_view workload) {
   std::vector<ConfigIssue> issues;
   if (!config.is_object()) return issues;
+  if (workload != kMaxTextWorkload) {
+    // Another workload's trainer (the reference workload) rejects unknown keys the same way;
+    // MaxText's value rules do not apply to it.
+    for (const auto& [key, value] : config.items()) {
+      if (is_known_config_key(key, version, workload)) continue;
+      ConfigIssue issue{"unknown_config_key", key,
+                        "config key '" + key + "' is not a key of the " + std::string(workload) +
+                            " workload; it would reject it as \"not in valid fields\"",
+                        "", nearest_config_key(key, version, workload)};
+      issue.hint = issue.suggestion ? "did you mean '" + *issue.suggestion + "'?"
+                                    : "valid: " + join(known_config_keys(version, workload));
+      issues.push_back(std::move(issue));
+    }
+    return issues;
+  }
   const std::string opt_type = config.contains("opt_type") && config["opt_type"].is_string()
                                    ? config["opt_type"].get<std::string>()
                                    : std::string("adamw");  // MaxText base.yml default

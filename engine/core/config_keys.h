@@ -16,13 +16,19 @@ namespace podium::core {
 
 inline constexpr std::string_view kDefaultMaxTextVersion = "current";
 
+// Key lists exist per workload: "maxtext" (MaxText's base.yml) and "reference" (Podium's
+// reference workload, engine/workloads/reference/base.yml); files
+// engine/core/data/<workload>_keys_<version>.txt.
+inline constexpr std::string_view kMaxTextWorkload = "maxtext";
+
 // Versions with a key list, e.g. {"current"}.
-std::vector<std::string> config_key_versions();
+std::vector<std::string> config_key_versions(std::string_view workload = kMaxTextWorkload);
 
 // Sorted known keys of a version; empty for an unknown version.
-const std::vector<std::string>& known_config_keys(
-    std::string_view version = kDefaultMaxTextVersion);
-bool is_known_config_key(std::string_view key, std::string_view version = kDefaultMaxTextVersion);
+const std::vector<std::string>& known_config_keys(std::string_view version = kDefaultMaxTextVersion,
+                                                  std::string_view workload = kMaxTextWorkload);
+bool is_known_config_key(std::string_view key, std::string_view version = kDefaultMaxTextVersion,
+                         std::string_view workload = kMaxTextWorkload);
 
 // Levenshtein distance (insert, delete, substitute: cost 1 each).
 std::size_t edit_distance(std::string_view a, std::string_view b);
@@ -31,7 +37,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // (distance <= max(2, len/3)) or when one contains the other as a word-boundary fragment
 // ("fsdp_parallelism" -> "ici_fsdp_parallelism"). Ties go to the alphabetically first key.
 std::optional<std::string> nearest_config_key(std::string_view key,
-                                              std::string_view version = kDefaultMaxTextVersion);
+                                              std::string_view version = kDefaultMaxTextVersion,
+                                              std::string_view workload = kMaxTextWorkload);
 
 struct ConfigIssue {
   std::string code;  // "unknown_config_key" or "invalid_config_value"
@@ -46,8 +53,10 @@ struct ConfigIssue {
 // - opt_type=muon: the weight decay keys are adam_weight_decay and muon_weight_decay; a
 //   `weight_decay` key is reported with both names in the hint.
 // - remat_policy and opt_type must be values MaxText accepts (invalid_config_value).
+// For another workload ("reference") only unknown keys are reported, against its own list.
 // Non-object input yields no issues (the run spec parser reports the type error).
 std::vector<ConfigIssue> validate_config(const nlohmann::json& config,
-                                         std::string_view version = kDefaultMaxTextVersion);
+                                         std::string_view version = kDefaultMaxTextVersion,
+                                         std::string_view workload = kMaxTextWorkload);
 
 }  // namespace podium::core

@@ -41,7 +41,11 @@ DataPlan plan_data(const DataPlanInput& in) {
     p.tokens_available_basis = "synthetic";
     return p;
   }
-  const DatasetFacts& d = *in.dataset;
+  // Facts come from users and file scans: a negative or non-finite figure counts as unknown.
+  DatasetFacts d = *in.dataset;
+  for (std::optional<double>* fact : {&d.records, &d.bytes, &d.tokens, &d.tokens_per_record}) {
+    if (*fact && (!std::isfinite(**fact) || **fact < 0)) fact->reset();
+  }
   // Tokens per record, when it can be known: given, or derived from tokens / records.
   std::optional<double> tokens_per_record = d.tokens_per_record;
   if (!tokens_per_record && d.tokens && d.records && *d.records > 0) {

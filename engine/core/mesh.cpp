@@ -608,7 +608,8 @@ std::vector<long long> divisors(long long n) {
 constexpr long long kMaxTries = 200000;
 
 // Vectors with product `target` that differ from `base` on exactly k explicit axes of `vary`
-// (k = 0, 1, 2, 3 in turn), with every -1 axis free; `accept` decides whether one maps.
+// (k = 0, 1, 2, ... in turn, stopping after the first level that completes max_count), with every
+// -1 axis free; `accept` decides whether one maps.
 std::vector<Candidate> enumerate(const std::vector<long long>& base,
                                  const std::vector<size_t>& vary, long long target,
                                  const std::function<bool(const std::vector<long long>&)>& accept,
@@ -621,7 +622,7 @@ std::vector<Candidate> enumerate(const std::vector<long long>& base,
     if (base[i] != -1) explicit_vary.push_back(i);
   std::vector<Candidate> results;
   long long tries = 0;
-  const size_t max_k = std::min<size_t>(3, explicit_vary.size());
+  const size_t max_k = explicit_vary.size();
   for (size_t k = 0; k <= max_k && results.size() < max_count && tries < kMaxTries; ++k) {
     std::vector<Candidate> level;
     std::vector<std::vector<int>> subsets;
@@ -709,11 +710,13 @@ std::string describe(const std::vector<long long>& base, const std::vector<long 
     }
     if (base[i] != values[i]) {
       const std::string prefix = ici ? "" : "dcn ";
-      if (base[i] == -1)
-        changes.push_back(prefix + axes[i] + " filled in as " + std::to_string(values[i]));
-      else
+      // Filling dcn_data=-1 with the slice count is MaxText's default and not worth a note; an
+      // ICI -1 filled in is, because it moves whenever another ICI value changes.
+      if (base[i] != -1)
         changes.push_back(prefix + axes[i] + " " + std::to_string(base[i]) + " -> " +
                           std::to_string(values[i]));
+      else if (ici)
+        changes.push_back(axes[i] + " filled in as " + std::to_string(values[i]));
     }
   }
   return out;

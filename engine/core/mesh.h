@@ -99,7 +99,8 @@ struct MeshAlternative {
 // values where possible; ranked by fewest changed axes, then fewest axes switched on or off, then
 // the smallest moves (prime factors moved), then changing the least network-intensive axes first,
 // then smaller values on the intensive axes. Only axes the user already uses, plus data and fsdp,
-// are varied, at most three at a time (-1 axes are filled in and not counted as changed). Empty
+// are varied, as few as possible (-1 axes are filled in and not counted as changed); the search
+// is capped at 200,000 candidate vectors so a pathological request cannot stall a caller. Empty
 // when the request already passes or cannot be read (unknown axis, invalid value, inconsistent
 // request).
 std::vector<MeshAlternative> propose_mesh_alternatives(const MeshRequest&, size_t max_count = 5);

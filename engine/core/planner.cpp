@@ -154,15 +154,17 @@ Plan make_plan(const PlanInput& in) {
   }
   plan.num_slices = std::max(1, spec.num_slices.value_or(in.num_slices));
 
-  // 2. MaxText config keys (only MaxText reads them).
-  if (spec.workload == Workload::maxtext) {
-    for (const ConfigIssue& issue : validate_config(spec.config, in.maxtext_version)) {
+  // 2. Config keys: MaxText's, or the reference workload's own list. A command workload's
+  // config is its own business.
+  if (spec.workload == Workload::maxtext || spec.workload == Workload::reference) {
+    for (const ConfigIssue& issue :
+         validate_config(spec.config, in.maxtext_version, to_string(spec.workload))) {
       error(issue.code, issue.message, issue.hint, "config." + issue.key);
     }
   } else if (spec.config.is_object() && !spec.config.empty()) {
     warning("config_not_checked",
-            "config keys are passed to the " + to_string(spec.workload) +
-                " workload as they are; only MaxText keys are validated",
+            "config keys are passed to the command workload as they are; only MaxText and "
+            "reference workload keys are validated",
             "");
   }
 

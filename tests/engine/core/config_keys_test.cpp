@@ -106,5 +106,28 @@ TEST(ConfigKeys, InvalidValuesOfKeysThePlannerModels) {
   EXPECT_EQ(validate_config(json{{"remat_policy", 3}}).size(), 1u);
 }
 
+// The reference workload has its own key list (engine/workloads/reference/base.yml) and
+// rejects other keys the same way MaxText does.
+TEST(ConfigKeys, ReferenceWorkloadKeys) {
+  EXPECT_THAT(config_key_versions("reference"), ::testing::ElementsAre("current"));
+  EXPECT_EQ(known_config_keys("current", "reference").size(), 13u);
+  EXPECT_TRUE(is_known_config_key("seed", "current", "reference"));
+  EXPECT_TRUE(is_known_config_key("distributed_timeout_seconds", "current", "reference"));
+  EXPECT_FALSE(is_known_config_key("remat_policy", "current", "reference"));
+  EXPECT_FALSE(is_known_config_key("distributed_timeout_seconds"));  // not a MaxText key
+
+  const auto issues = validate_config(
+      json{{"weight_decay", 0.1}, {"learnig_rate", 0.01}, {"seed", 1}}, "current", "reference");
+  ASSERT_EQ(issues.size(), 2u);
+  EXPECT_EQ(issues[0].key, "learnig_rate");
+  EXPECT_EQ(issues[0].suggestion, "learning_rate");
+  EXPECT_EQ(issues[1].key, "weight_decay");
+  EXPECT_FALSE(issues[1].suggestion.has_value());
+  EXPECT_THAT(issues[1].hint, HasSubstr("valid: "));
+  EXPECT_THAT(issues[1].message, HasSubstr("reference workload"));
+  // MaxText's value rules do not apply.
+  EXPECT_EQ(validate_config(json{{"remat_policy", "bogus"}}, "current", "reference").size(), 1u);
+}
+
 }  // namespace
 }  // namespace podium::core

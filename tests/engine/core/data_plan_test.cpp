@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace podium::core {
 namespace {
 
@@ -131,6 +133,15 @@ TEST(DataPlan, SyntheticAndUnknownNeverExhaust) {
   EXPECT_EQ(p.tokens_available_basis, "unknown");
   EXPECT_FALSE(p.tokens_available.has_value());
   EXPECT_FALSE(p.exhausted);
+}
+
+TEST(DataPlan, NonsenseFactsCountAsUnknown) {
+  DataPlanInput in = domain_example(4000);
+  in.dataset->records = -5;
+  EXPECT_EQ(plan_data(in).tokens_available_basis, "unknown");
+  in.dataset->records = 500;
+  in.dataset->tokens = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(plan_data(in).tokens_available_basis, "records");
 }
 
 TEST(DataPlan, Json) {

@@ -507,6 +507,24 @@ TEST(MeshAlternativesTest, NoneWhenTheMeshAlreadyWorksOrTheRequestIsUnreadable) 
   EXPECT_THAT(propose_mesh_alternatives(request("tpu7x-64", {{"tensor", 3}}), 0), IsEmpty());
 }
 
+TEST(MeshAlternativesTest, MoreActiveAxesThanPhysicalAxesNeedsMoreThanThreeChanges) {
+  // Six active logical axes cannot all sit on the 4 physical axes of a tpu7x 16x16x24 slice.
+  const MeshRequest req = request("tpu7x-12288", {{"data", 3},
+                                                  {"fsdp", 16},
+                                                  {"context", 4},
+                                                  {"tensor", 8},
+                                                  {"expert", 8},
+                                                  {"ici_pipeline", 2}});
+  const auto alts = propose_mesh_alternatives(req);
+  ASSERT_EQ(alts.size(), 5u);
+  expect_all_pass(req, alts);
+  EXPECT_EQ(alts.front().changed_axes, 4);
+  EXPECT_EQ(alts.front().description,
+            "ici_pipeline_parallelism=2 ici_fsdp_parallelism=16 ici_tensor_parallelism=24 "
+            "ici_expert_parallelism=16 (data 3 -> 1, context 4 -> 1, tensor 8 -> 24, expert 8 -> "
+            "16)");
+}
+
 TEST(MeshAlternativesTest, V5pTensor8) {
   const MeshRequest req = request("v5p-128", {{"fsdp", 8}, {"tensor", 8}});
   const auto alts = propose_mesh_alternatives(req);

@@ -301,6 +301,35 @@ TEST(Planner, ReferenceWorkloadOnCpu) {
   EXPECT_FALSE(plan.memory.has_value());
 }
 
+TEST(Planner, ReferenceWorkloadKeysAreChecked) {
+  PlanInput in;
+  in.spec = spec_from(json::parse(R"({
+    "name": "ref", "cluster": "cpu", "model": "reference-small", "workload": "reference",
+    "steps": 20, "config": {"weight_decay": 0.1, "seed": 3}
+  })"));
+  in.accelerator_name = "cpu-2";
+  const Plan plan = make_plan(in);
+  EXPECT_EQ(codes(plan.errors), std::vector<std::string>{"unknown_config_key"});
+  EXPECT_EQ(plan.errors[0].field, "config.weight_decay");
+}
+
+TEST(Planner, CommandWorkloadHasTopologyOnly) {
+  PlanInput in;
+  in.spec = spec_from(json::parse(R"({
+    "name": "cmd", "cluster": "c", "workload": "command", "command": "python3 train.py",
+    "config": {"anything": 1}
+  })"));
+  in.accelerator_name = "v6e-8";
+  const Plan plan = make_plan(in);
+  EXPECT_TRUE(plan.ok);
+  EXPECT_THAT(codes(plan.warnings), Contains("config_not_checked"));
+  const json j = to_json(plan);
+  EXPECT_EQ(j["topology"]["devices"], 8);
+  EXPECT_TRUE(j["mesh"].is_null());
+  EXPECT_TRUE(j["estimate"].is_null());
+  EXPECT_TRUE(j["model"].is_null());
+}
+
 TEST(Planner, WorkloadMismatchWarns) {
   PlanInput in = almodel_on_tpu7x_64();
   in.spec.model = "reference-tiny";

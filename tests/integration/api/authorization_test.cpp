@@ -194,6 +194,11 @@ std::vector<Row> routes() {
       {"GET", "/api/v1/models/{name}", "reader", fixed("/api/v1/models/llama2-7b"), readers(200)},
       // run_routes.cpp
       {"GET", "/api/v1/runs", "reader", fixed("/api/v1/runs"), readers(200)},
+      {"POST", "/api/v1/plan", "reader",
+       [](World& w) {
+         return Call{"/api/v1/plan", Podium::run_spec(w.cluster, "planned")};
+       },
+       readers(200)},
       {"POST", "/api/v1/runs", "writer",
        [](World& w) {
          return Call{"/api/v1/runs", Podium::run_spec(w.cluster, unique_name("run"))};

@@ -277,26 +277,43 @@ TEST_F(BadInput, SqlLookingStringsAreStoredLiterally) {
   ASSERT_EQ(ds_by_name.status, 200) << ds_by_name;
   EXPECT_EQ(ds_by_name.json["id"], ds.json["id"]);
 
-  auto run =
-      member_.api.post("/api/v1/runs", {{"name", bobby},
-                                        {"cluster", "base"},
-                                        {"workload", "command"},
-                                        {"command", {"sh", "-c", "echo '" + drop_clusters + "'"}},
-                                        {"tags", {drop_clusters, quotes}}});
+  // Run names are identifiers (letters, digits, - _ .): the SQL-looking one is refused as a
+  // validation error naming the field, and nothing is stored.
+  auto bad_name = member_.api.post("/api/v1/runs", Podium::run_spec("base", bobby));
+  EXPECT_TRUE(is_problem(bad_name, 400)) << bad_name;
+  EXPECT_TRUE(has_field_error(bad_name, "name"));
+  // Free-text fields of a run keep such strings literally.
+  auto run = member_.api.post("/api/v1/runs",
+                              {{"name", "literal-strings"},
+                               {"cluster", "base"},
+                               {"workload", "command"},
+                               {"command", {"sh", "-c", "echo '" + drop_clusters + "'", bobby}},
+                               {"config", {{"note", bobby}}},
+                               {"tags", {drop_clusters, quotes, bobby}}});
   ASSERT_EQ(run.status, 201) << run;
   const std::string run_id = run.json["id"];
   auto got = member_.api.get("/api/v1/runs/" + run_id);
-  EXPECT_EQ(got.json["name"], bobby);
-  EXPECT_EQ(got.json["tags"], json({drop_clusters, quotes}));
-  EXPECT_EQ(got.json["spec"]["command"][2], "echo '" + drop_clusters + "'");
-  // ... and found by filters with the same strings.
-  auto by_q = member_.api.get("/api/v1/runs?q=" + enc("'); DROP"));
-  ASSERT_EQ(by_q.status, 200) << by_q;
-  ASSERT_EQ(by_q.json["items"].size(), 1u) << by_q;
-  EXPECT_EQ(by_q.json["items"][0]["id"], run_id);
+  ASSERT_EQ(got.status, 200) << got;
+  EXPECT_EQ(got.json["tags"], json({drop_clusters, quotes, bobby}));
+  EXPECT_EQ(got.json["spec"]["command"], json({"sh", "-c", "echo '" + drop_clusters + "'", bobby}));
+  EXPECT_EQ(got.json["spec"]["config"]["note"], bobby);
+  // Filters take the same strings as plain values.
   auto by_tag = member_.api.get("/api/v1/runs?tag=" + enc(quotes));
+  ASSERT_EQ(by_tag.status, 200) << by_tag;
   ASSERT_EQ(by_tag.json["items"].size(), 1u) << by_tag;
-  EXPECT_TRUE(member_.api.get("/api/v1/runs?q=" + enc("' OR '1'='1")).json["items"].empty());
+  EXPECT_EQ(by_tag.json["items"][0]["id"], run_id);
+  auto by_bobby = member_.api.get("/api/v1/runs?tag=" + enc(bobby));
+  ASSERT_EQ(by_bobby.json["items"].size(), 1u) << by_bobby;
+  for (const std::string q :
+       {bobby, drop_clusters, std::string("' OR '1'='1"), std::string("%"), std::string("_")}) {
+    auto r = member_.api.get("/api/v1/runs?q=" + enc(q));
+    ASSERT_EQ(r.status, 200) << r;
+    EXPECT_TRUE(r.json["items"].empty()) << "q=" << q << " matched: " << r;
+  }
+  auto by_cluster = member_.api.get("/api/v1/runs?cluster=" + enc(drop_clusters));
+  ASSERT_EQ(by_cluster.status, 200) << by_cluster;
+  EXPECT_TRUE(by_cluster.json["items"].empty()) << by_cluster;
+  EXPECT_EQ(member_.api.get("/api/v1/runs?owner=" + enc(bobby)).json["items"].size(), 0u);
 
   auto patched =
       admin_.patch("/api/v1/clusters/base",

@@ -618,6 +618,40 @@ TEST_F(Crud, RunSubmitGetListFilters) {
       << "a rejected submission stored a run";
 }
 
+TEST_F(Crud, RunPlanErrorsAre422UnlessForced) {
+  auto member = podium().create_user("member");
+  podium().create_cluster("c", "tpu7x-64");
+  const json bad = {{"name", "unknown-model"},
+                    {"cluster", "c"},
+                    {"workload", "maxtext"},
+                    {"model", "gpt-17"},
+                    {"steps", 10}};
+  auto plan = member.api.post("/api/v1/plan", bad);
+  ASSERT_EQ(plan.status, 200) << plan;
+  EXPECT_EQ(plan.json["ok"], false) << plan;
+  ASSERT_TRUE(plan.json["errors"].is_array() && !plan.json["errors"].empty()) << plan;
+  for (const auto& e : plan.json["errors"])
+    EXPECT_TRUE(e.contains("code") && e.contains("message")) << e;
+  auto good = member.api.post("/api/v1/plan", Podium::run_spec("c", "fine"));
+  ASSERT_EQ(good.status, 200) << good;
+  EXPECT_EQ(good.json["ok"], true) << good;
+  EXPECT_TRUE(member.api.get("/api/v1/runs").json["items"].empty()) << "planning stored a run";
+
+  auto refused = member.api.post("/api/v1/runs", bad);
+  EXPECT_TRUE(is_problem(refused, 422)) << refused;
+  EXPECT_TRUE(refused.json.contains("plan")) << "a 422 names the plan's errors: " << refused;
+  EXPECT_TRUE(member.api.get("/api/v1/runs").json["items"].empty())
+      << "a refused submission stored a run";
+
+  json forced_spec = bad;
+  forced_spec["force"] = true;
+  auto forced = member.api.post("/api/v1/runs", forced_spec);
+  ASSERT_EQ(forced.status, 201) << forced;
+  EXPECT_EQ(forced.json["forced"], true) << forced;
+  EXPECT_EQ(forced.json["state"], "queued");
+  EXPECT_EQ(forced.json["plan"]["ok"], false) << forced;
+}
+
 TEST_F(Crud, RunCancelAndDelete) {
   auto member = podium().create_user("member");
   podium().create_cluster("c", "cpu-1");

@@ -288,7 +288,7 @@ TEST_F(DbDatabase, PoolExhaustionFailsWithinTheDeadline) {
     auto tx = db.begin();
     got = true;
   });
-  std::this_thread::sleep_for(100ms);
+  for (int i = 0; i < 200 && db.stats().waiting == 0; ++i) std::this_thread::sleep_for(1ms);
   EXPECT_EQ(db.stats().waiting, 1);
   EXPECT_FALSE(got.load());
   a.commit();

@@ -79,7 +79,8 @@ std::string enc(const std::string& s);
 // Every error body: status as expected, Content-Type application/problem+json, a JSON object
 // with type (string), title (string), status (== the HTTP status) and detail (string).
 ::testing::AssertionResult is_problem(const Reply& r, int status);
-// is_problem(r, 400 or 422) and errors[] has an entry whose field is `field`.
+// is_problem(r, 400 or 422) and errors[] has an entry whose field is `field`, or an element or
+// member of it ("command[1]" and "labels.a" name "command" and "labels").
 ::testing::AssertionResult has_field_error(const Reply& r, const std::string& field);
 
 // GET path?limit=N, following next_cursor to the end. Fails the test (returns what it read)
