@@ -16,7 +16,8 @@ Request json_request(std::string body) {
 }
 
 TEST(JsonInput, MalformedBodiesAre400) {
-  for (const std::string body : {"", "{", "[1,2]", "\"x\"", "{\"a\":}", std::string(100, '[')}) {
+  const std::vector<std::string> bodies = {"", "{", "[1,2]", "\"x\"", "{\"a\":}", std::string(100, '[')};
+  for (const auto& body : bodies) {
     try {
       parse_json_object(json_request(body));
       FAIL() << "accepted: " << body;

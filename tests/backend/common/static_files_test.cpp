@@ -60,7 +60,9 @@ TEST_F(StaticFilesTest, TraversalOutsideTheRootIsRefused) {
   StaticFiles files((base_ / "web").string());
   for (const std::string p : {"/../secret.txt", "/assets/../../secret.txt", "/../../../../etc/passwd"}) {
     auto r = files.serve(get(p));
-    if (r) EXPECT_EQ(r->body, "<html>shell</html>") << p;  // never the file outside the root
+    if (r) {
+      EXPECT_EQ(r->body, "<html>shell</html>") << p;  // never the file outside the root
+    }
   }
 }
 

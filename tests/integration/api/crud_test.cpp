@@ -215,8 +215,8 @@ TEST_F(Crud, ClusterListWalksEveryPage) {
   auto first = admin.get("/api/v1/clusters?limit=3");
   ASSERT_EQ(first.status, 200);
   podium().create_cluster("page-late");
-  auto rest = walk_pages(
-      admin, "/api/v1/clusters?cursor=" + enc(first.json["next_cursor"].get<std::string>()), 2);
+  auto rest =
+      walk_pages(admin, "/api/v1/clusters", 2, 1000, first.json["next_cursor"].get<std::string>());
   auto seen = ids_of(rest.items);
   for (const auto& item : first.json["items"]) seen.push_back(item["id"].get<std::string>());
   EXPECT_THAT(seen, UnorderedElementsAreArray(ids));
@@ -309,33 +309,38 @@ TEST_F(Crud, DatasetOnALocalFileIsCountedByTheServer) {
   const auto text = dir.path() / "notes.txt";
   std::ofstream(text, std::ios::binary) << "one\ntwo\r\nthree\n";
 
+  // Registering a local path makes the server read a file of its host: admins only.
   auto member = podium().create_user("member");
+  auto refused = member.api.post(
+      "/api/v1/datasets", {{"name", "local-jsonl"}, {"uri", jsonl.string()}, {"format", "jsonl"}});
+  EXPECT_TRUE(is_problem(refused, 403)) << refused;
+  auto admin = podium().admin();
   // A plain path, and the file:// form; the client's own counts are replaced by the facts.
-  auto plain = member.api.post("/api/v1/datasets", {{"name", "local-jsonl"},
-                                                    {"uri", jsonl.string()},
-                                                    {"format", "jsonl"},
-                                                    {"records", 999999},
-                                                    {"bytes", 1}});
+  auto plain = admin.post("/api/v1/datasets", {{"name", "local-jsonl"},
+                                               {"uri", jsonl.string()},
+                                               {"format", "jsonl"},
+                                               {"records", 999999},
+                                               {"bytes", 1}});
   ASSERT_EQ(plain.status, 201) << plain;
   EXPECT_EQ(plain.json["records"], 18) << plain;
   EXPECT_EQ(plain.json["bytes"], static_cast<int64_t>(content.size())) << plain;
   EXPECT_EQ(plain.json["uri"], jsonl.string());
 
-  auto url = member.api.post(
-      "/api/v1/datasets",
-      {{"name", "local-text"}, {"uri", "file://" + text.string()}, {"format", "text"}});
+  auto url =
+      admin.post("/api/v1/datasets",
+                 {{"name", "local-text"}, {"uri", "file://" + text.string()}, {"format", "text"}});
   ASSERT_EQ(url.status, 201) << url;
   EXPECT_EQ(url.json["records"], 3) << url;
   EXPECT_EQ(url.json["bytes"], 15) << url;
 
-  auto missing = member.api.post("/api/v1/datasets", {{"name", "local-missing"},
-                                                      {"uri", (dir.path() / "nope.jsonl").string()},
-                                                      {"format", "jsonl"}});
+  auto missing = admin.post("/api/v1/datasets", {{"name", "local-missing"},
+                                                 {"uri", (dir.path() / "nope.jsonl").string()},
+                                                 {"format", "jsonl"}});
   EXPECT_TRUE(is_problem(missing, 422)) << missing;
   EXPECT_TRUE(has_field_error(missing, "uri"));
   auto directory =
-      member.api.post("/api/v1/datasets",
-                      {{"name", "local-dir"}, {"uri", dir.path().string()}, {"format", "jsonl"}});
+      admin.post("/api/v1/datasets",
+                 {{"name", "local-dir"}, {"uri", dir.path().string()}, {"format", "jsonl"}});
   EXPECT_TRUE(is_problem(directory, 422)) << directory;
 }
 

@@ -154,10 +154,12 @@ TEST_F(Metrics, RequestCountersLatencyPoolAndBuildInfo) {
   auto build = sample_value(samples, "podium_build_info", {});
   ASSERT_TRUE(build.has_value()) << r.body;
   EXPECT_EQ(*build, 1.0);
-  for (const auto& s : samples)
-    if (s.name == "podium_build_info")
+  for (const auto& s : samples) {
+    if (s.name == "podium_build_info") {
       EXPECT_TRUE(s.labels.count("version") && !s.labels.at("version").empty())
           << "build_info without a version";
+    }
+  }
 
   // Counters count: one more request, one more in the counter.
   EXPECT_EQ(admin.get("/api/v1/clusters").status, 200);

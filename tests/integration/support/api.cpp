@@ -104,9 +104,10 @@ std::string enc(const std::string& s) {
          << "errors[] does not name '" << field << "': " << r.describe();
 }
 
-PageWalk walk_pages(const Api& api, const std::string& path, int limit, int max_pages) {
+PageWalk walk_pages(const Api& api, const std::string& path, int limit, int max_pages,
+                    const std::string& start_cursor) {
   PageWalk w;
-  std::string cursor;
+  std::string cursor = start_cursor;
   const std::string sep = path.find('?') == std::string::npos ? "?" : "&";
   for (;;) {
     std::string url = path + sep + "limit=" + std::to_string(limit);

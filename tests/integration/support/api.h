@@ -83,14 +83,16 @@ std::string enc(const std::string& s);
 // member of it ("command[1]" and "labels.a" name "command" and "labels").
 ::testing::AssertionResult has_field_error(const Reply& r, const std::string& field);
 
-// GET path?limit=N, following next_cursor to the end. Fails the test (returns what it read)
-// when a page is not 200, is larger than the limit, or the walk does not end.
+// GET path?limit=N, following next_cursor to the end (from `start_cursor` when given). Fails the
+// test (returns what it read) when a page is not 200, is larger than the limit, or the walk does
+// not end. `path` may carry filters ("/api/v1/runs?tag=x"), not a cursor.
 struct PageWalk {
   std::vector<nlohmann::json> items;
   int pages = 0;
   bool ok = true;
 };
-PageWalk walk_pages(const Api& api, const std::string& path, int limit, int max_pages = 1000);
+PageWalk walk_pages(const Api& api, const std::string& path, int limit, int max_pages = 1000,
+                    const std::string& start_cursor = "");
 
 // The "id" of every item.
 std::vector<std::string> ids_of(const std::vector<nlohmann::json>& items);
