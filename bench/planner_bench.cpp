@@ -84,7 +84,9 @@ void BM_MakePlan_V5p_16x16x24_Unmappable(benchmark::State& state) {
 }
 BENCHMARK(BM_MakePlan_V5p_16x16x24_Unmappable);
 
-void BM_MakePlan_Tpu7x64_Almodel(benchmark::State& state) { run_plan(state, tpu7x_plan(), true); }
+void BM_MakePlan_Tpu7x64_Almodel(benchmark::State& state) {
+  run_plan(state, tpu7x_plan(), true);
+}
 BENCHMARK(BM_MakePlan_Tpu7x64_Almodel);
 
 // Plan plus its JSON text: what POST /api/v1/plan does per request.

@@ -54,6 +54,7 @@ struct ConfigIssue {
 //   `weight_decay` key is reported with both names in the hint.
 // - remat_policy and opt_type must be values MaxText accepts (invalid_config_value).
 // For another workload ("reference") only unknown keys are reported, against its own list.
+// A version without a key list yields no issues (nothing to check against).
 // Non-object input yields no issues (the run spec parser reports the type error).
 std::vector<ConfigIssue> validate_config(const nlohmann::json& config,
                                          std::string_view version = kDefaultMaxTextVersion,

@@ -156,7 +156,13 @@ Plan make_plan(const PlanInput& in) {
 
   // 2. Config keys: MaxText's, or the reference workload's own list. A command workload's
   // config is its own business.
-  if (spec.workload == Workload::maxtext || spec.workload == Workload::reference) {
+  if ((spec.workload == Workload::maxtext || spec.workload == Workload::reference) &&
+      known_config_keys(in.maxtext_version, to_string(spec.workload)).empty()) {
+    warning("config_not_checked",
+            "no " + to_string(spec.workload) + " key list for version '" + in.maxtext_version +
+                "'; config keys are not checked",
+            "known versions: " + joined(config_key_versions(to_string(spec.workload))));
+  } else if (spec.workload == Workload::maxtext || spec.workload == Workload::reference) {
     for (const ConfigIssue& issue :
          validate_config(spec.config, in.maxtext_version, to_string(spec.workload))) {
       error(issue.code, issue.message, issue.hint, "config." + issue.key);

@@ -330,6 +330,15 @@ TEST(Planner, CommandWorkloadHasTopologyOnly) {
   EXPECT_TRUE(j["model"].is_null());
 }
 
+TEST(Planner, OlderMaxTextVersionWithoutKeyListWarns) {
+  PlanInput in = almodel_on_tpu7x_64();
+  in.maxtext_version = "2025";  // a mesh_axes release with no key file
+  in.spec.config["not_a_key"] = 1;
+  const Plan plan = make_plan(in);
+  EXPECT_TRUE(plan.ok) << (plan.errors.empty() ? "" : plan.errors[0].message);
+  EXPECT_THAT(codes(plan.warnings), Contains("config_not_checked"));
+}
+
 TEST(Planner, WorkloadMismatchWarns) {
   PlanInput in = almodel_on_tpu7x_64();
   in.spec.model = "reference-tiny";

@@ -257,8 +257,9 @@ TEST(Authorization, EveryRouteForEveryKindOfCaller) {
       }
       if (bad) {
         cell += "!=" + std::to_string(want);
+        const std::string d = r.describe();
         mismatches.push_back(std::string(kWhoNames[static_cast<size_t>(who)]) + ": " +
-                             r.describe());
+                             (d.size() > 400 ? d.substr(0, 400) + "..." : d));
       }
       line.push_back(cell);
     }
@@ -286,6 +287,11 @@ TEST(Authorization, WorkerTokensOfAnotherClusterAndRevokedTokens) {
   EXPECT_EQ(worker.get("/healthz").status, 200);
   require_status(podium.admin().del("/api/v1/clusters/wa/worker-tokens/" + id), 204);
   EXPECT_TRUE(is_problem(worker.get("/api/v1/clusters"), 401));
+  // Deleting a cluster takes its worker tokens with it.
+  auto live = podium.worker_token("wa");
+  EXPECT_TRUE(is_problem(podium.as(live).get("/api/v1/clusters"), 403));
+  require_status(podium.admin().del("/api/v1/clusters/wa"), 204);
+  EXPECT_TRUE(is_problem(podium.as(live).get("/api/v1/clusters"), 401));
 
   // Malformed Authorization headers are refused, not ignored.
   auto anon = podium.anonymous();

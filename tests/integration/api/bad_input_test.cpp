@@ -300,6 +300,7 @@ TEST_F(BadInput, SqlLookingStringsAreStoredLiterally) {
     ASSERT_EQ(r.status, 200) << r;
     EXPECT_TRUE(r.json["items"].empty()) << "q=" << q << " matched: " << r;
   }
+  EXPECT_EQ(podium().anonymous().get("/healthz").status, 200);
   auto by_cluster = member_.api.get("/api/v1/runs?cluster=" + enc(drop_clusters));
   ASSERT_EQ(by_cluster.status, 200) << by_cluster;
   EXPECT_TRUE(by_cluster.json["items"].empty()) << by_cluster;
@@ -352,6 +353,26 @@ TEST_F(BadInput, PathTraversalNeverServesAFile) {
     EXPECT_EQ(r.body.find("root:"), std::string::npos) << "served /etc/passwd: " << r;
     EXPECT_EQ(podium().anonymous().get("/healthz").status, 200);
   }
+  expect_unchanged();
+}
+
+TEST_F(BadInput, InvalidUtf8InPathParametersAndQueryIsRejectedAsMalformed) {
+  // %-escapes that decode to bytes which are not UTF-8. The request is malformed (400), or names
+  // nothing (404); it is not "semantically invalid" (422), and the database is no judge of it.
+  const std::vector<std::string> paths = {
+      "/api/v1/clusters/%ff",   "/api/v1/clusters/%c3%28/workers",
+      "/api/v1/runs/%ff",       "/api/v1/datasets/%c3%28",
+      "/api/v1/users/%fe%ff",   "/api/v1/runs?q=%ff",
+      "/api/v1/runs?tag=%ff",   "/api/v1/runs?cluster=%c3%28",
+      "/api/v1/runs?owner=%ff", "/api/v1/runs?model=%e2%82"};
+  std::vector<std::string> wrong;
+  for (const auto& p : paths) {
+    auto r = admin_.get(p);
+    if (!(r.status == 400 || r.status == 404) || !is_problem(r, r.status))
+      wrong.push_back(r.describe());
+  }
+  EXPECT_TRUE(wrong.empty()) << "expected 400 (or 404) problem+json:\n"
+                             << ::testing::PrintToString(wrong);
   expect_unchanged();
 }
 

@@ -414,6 +414,27 @@ TEST_F(Crud, UsersCreateListGetPatch) {
       is_problem(podium().anonymous().post("/api/v1/auth/login",
                                            {{"username", "alice"}, {"password", "wrong-pass"}}),
                  401));
+  EXPECT_TRUE(
+      is_problem(podium().anonymous().post("/api/v1/auth/login",
+                                           {{"username", "nobody"}, {"password", "s3cret-pass"}}),
+                 401));
+  // Logging out ends that session (and clears the cookie), not the others.
+  auto second_login = podium().anonymous().post(
+      "/api/v1/auth/login", {{"username", "alice"}, {"password", "s3cret-pass"}});
+  ASSERT_EQ(second_login.status, 200) << second_login;
+  auto second = second_login.header("set-cookie").value_or("");
+  second = second.substr(0, second.find(';'));
+  auto logout =
+      podium().anonymous().call("POST", "/api/v1/auth/logout", nullptr, {{"Cookie", second}});
+  EXPECT_EQ(logout.status, 204) << logout;
+  EXPECT_NE(logout.header("set-cookie").value_or("").find("Max-Age=0"), std::string::npos)
+      << logout;
+  EXPECT_TRUE(is_problem(
+      podium().anonymous().call("GET", "/api/v1/auth/me", nullptr, {{"Cookie", second}}), 401));
+  EXPECT_EQ(
+      podium().anonymous().call("GET", "/api/v1/auth/me", nullptr, {{"Cookie", session}}).status,
+      200)
+      << "logging out one session ended another";
 
   // Role change takes effect at once; disabling locks the account out.
   auto demoted = admin.patch("/api/v1/users/" + id, {{"role", "viewer"}});

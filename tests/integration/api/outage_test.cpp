@@ -76,5 +76,26 @@ TEST(DatabaseDown, RequestsAnswer503QuicklyAndTheSameServerRecovers) {
   EXPECT_EQ(db.scalar("SELECT count(*) FROM clusters WHERE name = 'during-outage'"), "0");
 }
 
+TEST(DatabaseDown, AServerStartedWhileTheDatabaseIsDownWaitsForIt) {
+  PODIUM_IT_REQUIRE_POSTGRES_BINARIES();
+  PrivatePostgres pg;
+  TestDatabase db(pg.url());
+  pg.pause();
+  ServerOptions so;
+  so.database_url = db.url();
+  ServerProcess server(so);
+  server.spawn();
+  std::this_thread::sleep_for(3s);
+  EXPECT_TRUE(server.running()) << "gave up on a database that is down for 3 s:\n"
+                                << server.log_tail(20);
+  EXPECT_EQ(server.port(), 0);
+  pg.resume();
+  ASSERT_NO_THROW(server.wait_ready());
+  Api admin(server.url(), server.admin_token());
+  EXPECT_EQ(admin.get("/readyz").status, 200);
+  EXPECT_EQ(admin.get("/api/v1/clusters").status, 200);
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM users"), "1");
+}
+
 }  // namespace
 }  // namespace podium::it

@@ -117,16 +117,20 @@ TEST(Durability, AcknowledgedDataSurvivesSigtermAndSigkill) {
     ASSERT_EQ(r.status, 201) << r;
     acked.push_back(r.json["id"].get<std::string>());
   }
-  const std::string last_run = podium.submit_run(member.api, "durable", "last-run")["id"];
-  const json acknowledged = everything(podium.admin());
+  const std::string last_run =
+      podium.submit_run(podium.as(member.token), "durable", "last-run")["id"];
   EXPECT_EQ(podium.restart(/*kill=*/true), 128 + 9);
   const json after = everything(podium.admin());
-  EXPECT_EQ(after, acknowledged);
-  std::set<std::string> ids;
+  std::set<std::string> ids, expected_ids(acked.begin(), acked.end());
+  for (const auto& c : before["/api/v1/clusters?limit=500"]["items"])
+    expected_ids.insert(c["id"].get<std::string>());
   for (const auto& c : after["/api/v1/clusters?limit=500"]["items"])
     ids.insert(c["id"].get<std::string>());
-  for (const auto& id : acked)
-    EXPECT_TRUE(ids.count(id)) << "acknowledged cluster " << id << " is gone";
+  EXPECT_EQ(ids, expected_ids) << "acknowledged clusters are missing (or unknown ones appeared)";
+  EXPECT_EQ(after["/api/v1/datasets?limit=500"], before["/api/v1/datasets?limit=500"]);
+  EXPECT_EQ(after["/api/v1/users?limit=500"], before["/api/v1/users?limit=500"]);
+  ASSERT_EQ(after["/api/v1/runs?limit=500"]["items"].size(), 3u) << after;
+  EXPECT_EQ(after["/api/v1/runs?limit=500"]["items"][0]["id"], last_run);
   EXPECT_EQ(podium.as(member.token).get("/api/v1/runs/" + last_run).status, 200);
   // The restarted server takes writes.
   EXPECT_EQ(podium.admin()

@@ -208,8 +208,8 @@ int ServerProcess::reap(std::chrono::milliseconds timeout) {
     int status = 0;
     const pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_ || (r < 0 && errno == ECHILD)) {
-      pid_ = -1;
       exit_status_ = r == pid_ ? decode_status(status) : -1;
+      pid_ = -1;
       return exit_status_;
     }
     if (Clock::now() > deadline) return -2;
