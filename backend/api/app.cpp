@@ -6,6 +6,7 @@
 
 #include "backend/api/sql_util.h"
 #include "backend/common/static_files.h"
+#include "backend/common/json_input.h"
 #include "backend/common/problem.h"
 #include "backend/common/secrets.h"
 
@@ -65,6 +66,12 @@ http::Response App::dispatch(http::Request& req, std::string& route_label, std::
   auto raw_path = std::string_view(req.target).substr(0, req.target.find('?'));
   auto m = router_.match(req.method, raw_path);
   if (m.bad_encoding) throw http::bad_request("a path parameter has a malformed %-escape");
+  // Text reaches PostgreSQL, which refuses invalid UTF-8: reject it here as malformed input.
+  for (const auto& [name, value] : m.params)
+    if (!http::valid_utf8(value)) throw http::bad_request("path parameter '" + name + "' is not valid UTF-8");
+  for (const auto& [name, value] : req.query)
+    if (!http::valid_utf8(name) || !http::valid_utf8(value))
+      throw http::bad_request("query parameter '" + name + "' is not valid UTF-8");
   if (!m.route) {
     if (!m.allowed_methods.empty()) {
       std::string allow;

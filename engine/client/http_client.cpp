@@ -351,7 +351,13 @@ HttpClient::Result HttpClient::request(const std::string& method, const std::str
     req.body() = body;
   }
   // Extra headers come last so that a caller can override Accept or Content-Type.
-  for (const auto& [name, value] : options.headers) req.set(name, value);
+  // Beast throws on a header value of 64 KiB or more; this client promises values, not throws.
+  try {
+    for (const auto& [name, value] : options.headers) req.set(name, value);
+  } catch (const std::exception& e) {
+    result.error = HttpError{std::string("cannot send header: ") + e.what()};
+    return result;
+  }
   req.prepare_payload();
 
   Exchange ex;

@@ -206,7 +206,7 @@ TEST_F(BadInput, SlowHeadersAreCutOffByTheReadDeadline) {
     if (sent == 2) {
       auto h = podium().anonymous().get("/healthz");
       EXPECT_EQ(h.status, 200) << h;
-      EXPECT_LT(h.elapsed.count(), 1000) << h;
+      EXPECT_LT(h.elapsed.count(), 2000) << h;
     }
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
