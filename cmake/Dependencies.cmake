@@ -6,6 +6,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
 find_package(GTest REQUIRED)
 if(NOT PODIUM_UNIT_ONLY)
+  # FindBoost warns about versions newer than its table; Debian ships 1.81 with its own config.
+  set(Boost_NO_WARN_NEW_VERSIONS ON)
   find_package(Boost 1.81 EXACT REQUIRED COMPONENTS url)
   pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
   if(PODIUM_BENCH)
