@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/logger.h>
+#include <nlohmann/json.hpp>
 
 #include "backend/common/config.h"
 #include "backend/common/metrics.h"

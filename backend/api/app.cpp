@@ -5,10 +5,10 @@
 #include <chrono>
 
 #include "backend/api/sql_util.h"
-#include "backend/common/static_files.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
 #include "backend/common/secrets.h"
+#include "backend/common/static_files.h"
 
 namespace podium::api {
 
@@ -17,7 +17,8 @@ namespace {
 bool acceptable_request_id(std::string_view id) {
   if (id.empty() || id.size() > 64) return false;
   for (char c : id)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
   return true;
 }
 
@@ -34,16 +35,21 @@ http::Response from_db_error(ApiContext& ctx, const db::DbError& e, const std::s
     case K::unique_violation:
       return http::conflict("a resource with the same unique value already exists").to_response();
     case K::foreign_key:
-      return http::conflict("the resource is referenced by or refers to another resource").to_response();
+      return http::conflict("the resource is referenced by or refers to another resource")
+          .to_response();
     case K::check_violation:
       return http::unprocessable("a value is outside what the database accepts").to_response();
     case K::other:
       break;
   }
-  ctx.log->error(nlohmann::json{{"msg", "database error"}, {"request_id", request_id},
-                                {"sqlstate", e.sqlstate()}, {"error", e.what()}}
-                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  return http::Problem{500, "", "internal error (request " + request_id + ")", {}, nlohmann::json::object()}
+  ctx.log->error(nlohmann::json{
+      {"msg", "database error"},
+      {"request_id", request_id},
+      {"sqlstate", e.sqlstate()},
+      {"error",
+       e.what()}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return http::Problem{
+      500, "", "internal error (request " + request_id + ")", {}, nlohmann::json::object()}
       .to_response();
 }
 
@@ -62,13 +68,15 @@ App::App(ApiContext& ctx) : ctx_(ctx) {
 
 App::~App() = default;
 
-http::Response App::dispatch(http::Request& req, std::string& route_label, std::string& user_label) {
+http::Response App::dispatch(http::Request& req, std::string& route_label,
+                             std::string& user_label) {
   auto raw_path = std::string_view(req.target).substr(0, req.target.find('?'));
   auto m = router_.match(req.method, raw_path);
   if (m.bad_encoding) throw http::bad_request("a path parameter has a malformed %-escape");
   // Text reaches PostgreSQL, which refuses invalid UTF-8: reject it here as malformed input.
   for (const auto& [name, value] : m.params)
-    if (!http::valid_utf8(value)) throw http::bad_request("path parameter '" + name + "' is not valid UTF-8");
+    if (!http::valid_utf8(value))
+      throw http::bad_request("path parameter '" + name + "' is not valid UTF-8");
   for (const auto& [name, value] : req.query)
     if (!http::valid_utf8(name) || !http::valid_utf8(value))
       throw http::bad_request("query parameter '" + name + "' is not valid UTF-8");
@@ -76,7 +84,10 @@ http::Response App::dispatch(http::Request& req, std::string& route_label, std::
     if (!m.allowed_methods.empty()) {
       std::string allow;
       for (const auto& a : m.allowed_methods) allow += (allow.empty() ? "" : ", ") + a;
-      auto r = http::Problem{405, "", req.method + " is not allowed here; allowed: " + allow, {},
+      auto r = http::Problem{405,
+                             "",
+                             req.method + " is not allowed here; allowed: " + allow,
+                             {},
                              nlohmann::json::object()}
                    .to_response();
       r.set_header("Allow", allow);
@@ -92,7 +103,8 @@ http::Response App::dispatch(http::Request& req, std::string& route_label, std::
   }
   route_label = m.route->pattern;
   http::RequestContext rc{req, std::move(m.params), std::nullopt, m.route->pattern};
-  if (m.route->access != http::Access::open || req.header("authorization") || req.header("cookie")) {
+  if (m.route->access != http::Access::open || req.header("authorization") ||
+      req.header("cookie")) {
     // Open routes ignore bad credentials (login must work with a stale cookie).
     try {
       rc.principal = authenticate(ctx_, req);
@@ -107,8 +119,10 @@ http::Response App::dispatch(http::Request& req, std::string& route_label, std::
 
 http::Response App::handle(http::Request& req) {
   const auto started = std::chrono::steady_clock::now();
-  if (auto id = req.header("x-request-id"); id && acceptable_request_id(*id)) req.request_id = std::string(*id);
-  else req.request_id = secrets::random_hex(8);
+  if (auto id = req.header("x-request-id"); id && acceptable_request_id(*id))
+    req.request_id = std::string(*id);
+  else
+    req.request_id = secrets::random_hex(8);
 
   std::string route_label = "(unmatched)";
   std::string user_label;
@@ -121,20 +135,27 @@ http::Response App::handle(http::Request& req) {
     res = from_db_error(ctx_, e, req.request_id);
     ctx_.metrics.count("podium_database_errors_total", "Database errors seen by request handlers.");
   } catch (const std::exception& e) {
-    ctx_.log->error(nlohmann::json{{"msg", "unhandled exception"}, {"request_id", req.request_id}, {"error", e.what()}}
+    ctx_.log->error(nlohmann::json{
+        {"msg", "unhandled exception"}, {"request_id", req.request_id}, {"error", e.what()}}
                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    res = http::Problem{500, "", "internal error (request " + req.request_id + ")", {}, nlohmann::json::object()}
+    res = http::Problem{500,
+                        "",
+                        "internal error (request " + req.request_id + ")",
+                        {},
+                        nlohmann::json::object()}
               .to_response();
   }
   res.set_header("X-Request-Id", req.request_id);
 
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ctx_.metrics.observe_request(req.method, route_label, res.status, seconds);
   // One JSON line per request. Never the Authorization header, cookies or the query string.
-  nlohmann::json line = {{"msg", "request"},       {"request_id", req.request_id}, {"method", req.method},
-                         {"route", route_label},   {"path", req.path},             {"status", res.status},
+  nlohmann::json line = {{"msg", "request"},         {"request_id", req.request_id},
+                         {"method", req.method},     {"route", route_label},
+                         {"path", req.path},         {"status", res.status},
                          {"bytes", res.body.size()}, {"duration_ms", seconds * 1000.0},
-                         {"user", user_label},     {"remote", req.remote_address}};
+                         {"user", user_label},       {"remote", req.remote_address}};
   ctx_.log->info(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return res;
 }

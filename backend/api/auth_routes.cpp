@@ -14,11 +14,15 @@ namespace {
 nlohmann::json me_json(const http::Principal& p) {
   if (p.kind == http::Principal::Kind::worker)
     return {{"kind", "worker"}, {"token_id", p.token_id}, {"cluster_id", p.cluster_id}};
-  return {{"kind", "user"}, {"id", p.user_id}, {"username", p.username}, {"role", http::role_name(p.role)}};
+  return {{"kind", "user"},
+          {"id", p.user_id},
+          {"username", p.username},
+          {"role", http::role_name(p.role)}};
 }
 
 std::string session_cookie(const std::string& value, long max_age) {
-  return "podium_session=" + value + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age);
+  return "podium_session=" + value +
+         "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age);
 }
 
 }  // namespace
@@ -38,9 +42,11 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
     if (with_token) {
       r = ctx.db.transact(
           [&](db::Transaction& tx) {
-            return tx.exec("SELECT u.id, u.username, u.role FROM api_tokens t JOIN users u ON u.id = t.user_id "
-                           "WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND NOT u.disabled",
-                           {secrets::token_hash(*token)});
+            return tx.exec(
+                "SELECT u.id, u.username, u.role FROM api_tokens t JOIN users u ON u.id = "
+                "t.user_id "
+                "WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND NOT u.disabled",
+                {secrets::token_hash(*token)});
           },
           db::TxMode::read_only);
       if (r.empty()) throw http::unauthorized("invalid or revoked token");
@@ -48,21 +54,27 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
       r = ctx.db.transact(
           [&](db::Transaction& tx) {
             return tx.exec(
-                "SELECT id, username, role, password_hash FROM users WHERE username = $1 AND NOT disabled",
+                "SELECT id, username, role, password_hash FROM users WHERE username = $1 AND NOT "
+                "disabled",
                 {*username});
           },
           db::TxMode::read_only);
       // Verify against a dummy hash when the user is unknown so both paths cost the same time.
-      static const std::string dummy = secrets::hash_password("podium-timing-equaliser").value_or("");
+      static const std::string dummy =
+          secrets::hash_password("podium-timing-equaliser").value_or("");
       const bool known = !r.empty() && !r.is_null(0, "password_hash");
-      const bool ok = secrets::verify_password(known ? r.at(0, "password_hash") : dummy, *password) && known;
+      const bool ok =
+          secrets::verify_password(known ? r.at(0, "password_hash") : dummy, *password) && known;
       if (!ok) throw http::unauthorized("unknown user or wrong password");
     }
     const std::string sid = secrets::new_token("pds_");
-    const long ttl = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(ctx.config.session_ttl).count());
+    const long ttl = static_cast<long>(
+        std::chrono::duration_cast<std::chrono::seconds>(ctx.config.session_ttl).count());
     ctx.db.transact([&](db::Transaction& tx) {
-      tx.exec("INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))",
-              {secrets::token_hash(sid), r.at(0, "id"), std::to_string(ttl)});
+      tx.exec(
+          "INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, now() + "
+          "make_interval(secs => $3))",
+          {secrets::token_hash(sid), r.at(0, "id"), std::to_string(ttl)});
       tx.exec("DELETE FROM sessions WHERE expires_at < now()");
     });
     http::Principal p;
@@ -93,18 +105,23 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
     auto r = ctx.db.transact(
         [&](db::Transaction& tx) {
           return tx.exec("SELECT id, seq, name, " + rfc3339("created_at") + " AS created_at, " +
-                             rfc3339("last_used_at") + " AS last_used_at, " + rfc3339("revoked_at") +
-                             " AS revoked_at FROM api_tokens WHERE user_id = $1 AND ($2::bigint IS NULL OR seq < $2) "
+                             rfc3339("last_used_at") + " AS last_used_at, " +
+                             rfc3339("revoked_at") +
+                             " AS revoked_at FROM api_tokens WHERE user_id = $1 AND ($2::bigint IS "
+                             "NULL OR seq < $2) "
                              "ORDER BY seq DESC LIMIT $3",
                          {user_id(rc),
-                          page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(std::nullopt),
+                          page.after_seq ? db::Param(std::to_string(*page.after_seq))
+                                         : db::Param(std::nullopt),
                           std::to_string(page.limit + 1)});
         },
         db::TxMode::read_only);
     nlohmann::json items = nlohmann::json::array();
     std::vector<int64_t> seqs;
     for (size_t i = 0; i < r.size(); ++i) {
-      items.push_back({{"id", r.at(i, "id")}, {"name", r.at(i, "name")}, {"created_at", r.at(i, "created_at")},
+      items.push_back({{"id", r.at(i, "id")},
+                       {"name", r.at(i, "name")},
+                       {"created_at", r.at(i, "created_at")},
                        {"last_used_at", nullable_string(r, i, "last_used_at")},
                        {"revoked_at", nullable_string(r, i, "revoked_at")}});
       seqs.push_back(r.int64(i, "seq"));
@@ -113,7 +130,8 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
   });
 
   router.add("POST", "/api/v1/tokens", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    nlohmann::json body = rc.request.body.empty() ? nlohmann::json::object() : http::parse_json_object(rc.request);
+    nlohmann::json body =
+        rc.request.body.empty() ? nlohmann::json::object() : http::parse_json_object(rc.request);
     http::ObjectReader in(body);
     auto name = in.string("name", false, 128);
     in.reject_unknown_fields();
@@ -128,19 +146,21 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
     return json_response(201, {{"id", id}, {"name", name.value_or("")}, {"token", token}});
   });
 
-  router.add("DELETE", "/api/v1/tokens/{id}", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    const std::string& id = rc.param("id");
-    const bool admin = rc.principal->is_admin();
-    auto r = ctx.db.transact([&](db::Transaction& tx) {
-      auto res = tx.exec("UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND "
-                         "(user_id = $2 OR $3::boolean) RETURNING id",
-                         {id, user_id(rc), admin ? "true" : "false"});
-      if (!res.empty()) audit(tx, rc, "revoke", "api_token", id);
-      return res;
-    });
-    if (r.empty()) throw http::not_found("no token " + id);
-    return http::Response::empty(204);
-  });
+  router.add(
+      "DELETE", "/api/v1/tokens/{id}", http::Access::reader, [&ctx](http::RequestContext& rc) {
+        const std::string& id = rc.param("id");
+        const bool admin = rc.principal->is_admin();
+        auto r = ctx.db.transact([&](db::Transaction& tx) {
+          auto res = tx.exec(
+              "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND "
+              "(user_id = $2 OR $3::boolean) RETURNING id",
+              {id, user_id(rc), admin ? "true" : "false"});
+          if (!res.empty()) audit(tx, rc, "revoke", "api_token", id);
+          return res;
+        });
+        if (r.empty()) throw http::not_found("no token " + id);
+        return http::Response::empty(204);
+      });
 }
 
 }  // namespace podium::api

@@ -37,7 +37,8 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
     return ctx.db.transact([&](db::Transaction& tx) -> std::optional<http::Principal> {
       if (token.rfind("pdw_", 0) == 0) {
         auto r = tx.exec(
-            "UPDATE worker_tokens SET last_used_at = now() WHERE token_hash = $1 AND revoked_at IS NULL "
+            "UPDATE worker_tokens SET last_used_at = now() WHERE token_hash = $1 AND revoked_at IS "
+            "NULL "
             "RETURNING id, cluster_id",
             {hash});
         if (r.empty()) throw http::unauthorized("invalid or revoked token");
@@ -48,14 +49,16 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
         return p;
       }
       auto r = tx.exec(
-          "SELECT t.id, u.id AS user_id, u.username, u.role FROM api_tokens t JOIN users u ON u.id = t.user_id "
+          "SELECT t.id, u.id AS user_id, u.username, u.role FROM api_tokens t JOIN users u ON u.id "
+          "= t.user_id "
           "WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND NOT u.disabled",
           {hash});
       if (r.empty()) throw http::unauthorized("invalid or revoked token");
       // last_used_at is kept to the minute: one write per token per minute, not per request.
-      tx.exec("UPDATE api_tokens SET last_used_at = now() WHERE id = $1 AND "
-              "(last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
-              {r.at(0, "id")});
+      tx.exec(
+          "UPDATE api_tokens SET last_used_at = now() WHERE id = $1 AND "
+          "(last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
+          {r.at(0, "id")});
       http::Principal p;
       p.kind = http::Principal::Kind::user;
       p.token_id = r.at(0, "id");
@@ -91,10 +94,12 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
 void authorize(http::Access access, const std::optional<http::Principal>& principal) {
   using http::Access;
   if (access == Access::open) return;
-  if (!principal) throw http::unauthorized("this endpoint needs a token: send 'Authorization: Bearer <token>'");
+  if (!principal)
+    throw http::unauthorized("this endpoint needs a token: send 'Authorization: Bearer <token>'");
   const bool worker = principal->kind == http::Principal::Kind::worker;
   switch (access) {
-    case Access::open: return;
+    case Access::open:
+      return;
     case Access::agent:
       if (!worker) throw http::forbidden("only worker tokens may call the agent API");
       return;

@@ -19,19 +19,21 @@ bool valid_name(const std::string& s) {
   if (s.empty() || s.size() > 63) return false;
   if (!std::isalnum(static_cast<unsigned char>(s.front()))) return false;
   for (char c : s)
-    if (!std::islower(static_cast<unsigned char>(c)) && !std::isdigit(static_cast<unsigned char>(c)) && c != '-' &&
-        c != '_' && c != '.')
+    if (!std::islower(static_cast<unsigned char>(c)) &&
+        !std::isdigit(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
       return false;
   return true;
 }
 
 std::string cluster_select(const std::string& heartbeat_seconds_param) {
-  return "SELECT c.id, c.seq, c.name, c.accelerator, c.num_slices, c.capacity, c.zone, c.price_per_chip_hour, "
+  return "SELECT c.id, c.seq, c.name, c.accelerator, c.num_slices, c.capacity, c.zone, "
+         "c.price_per_chip_hour, "
          "c.labels::text AS labels, " +
          rfc3339("c.created_at") + " AS created_at, " + rfc3339("c.updated_at") +
          " AS updated_at, "
          "(SELECT count(*) FROM workers w WHERE w.cluster_id = c.id) AS registered, "
-         "(SELECT count(*) FROM workers w WHERE w.cluster_id = c.id AND w.last_heartbeat_at > now() - make_interval(secs => " +
+         "(SELECT count(*) FROM workers w WHERE w.cluster_id = c.id AND w.last_heartbeat_at > "
+         "now() - make_interval(secs => " +
          heartbeat_seconds_param + ")) AS healthy FROM clusters c ";
 }
 
@@ -53,7 +55,9 @@ nlohmann::json cluster_json(const db::Result& r, size_t i) {
   } else {
     j["accelerator"] = {{"type", r.at(i, "accelerator")}};
   }
-  j["hosts"] = {{"expected", expected}, {"registered", r.int64(i, "registered")}, {"healthy", r.int64(i, "healthy")}};
+  j["hosts"] = {{"expected", expected},
+                {"registered", r.int64(i, "registered")},
+                {"healthy", r.int64(i, "healthy")}};
   return j;
 }
 
@@ -66,7 +70,9 @@ http::Problem accelerator_problem(const core::AcceleratorError& e) {
   return p;
 }
 
-std::string heartbeat_param(const ApiContext& ctx) { return std::to_string(ctx.config.heartbeat_deadline.count()); }
+std::string heartbeat_param(const ApiContext& ctx) {
+  return std::to_string(ctx.config.heartbeat_deadline.count());
+}
 
 nlohmann::json load_cluster(ApiContext& ctx, db::Transaction& tx, const std::string& key) {
   auto id = find_cluster_id(tx, key);
@@ -82,9 +88,11 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto page = read_page(rc, ctx.cursor_key);
     auto r = ctx.db.transact(
         [&](db::Transaction& tx) {
-          return tx.exec(cluster_select("$3") + "WHERE ($1::bigint IS NULL OR c.seq < $1) ORDER BY c.seq DESC LIMIT $2",
-                         {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
-                          std::to_string(page.limit + 1), heartbeat_param(ctx)});
+          return tx.exec(
+              cluster_select("$3") +
+                  "WHERE ($1::bigint IS NULL OR c.seq < $1) ORDER BY c.seq DESC LIMIT $2",
+              {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
+               std::to_string(page.limit + 1), heartbeat_param(ctx)});
         },
         db::TxMode::read_only);
     nlohmann::json items = nlohmann::json::array();
@@ -107,7 +115,8 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto price = in.number("price_per_chip_hour", false, 0, 1e6);
     auto labels = in.object("labels", false, true);
     if (name && !valid_name(*name))
-      in.error("name", "use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit");
+      in.error("name",
+               "use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit");
     in.reject_unknown_fields();
     in.finish();
     auto parsed = core::parse_accelerator(*accelerator);
@@ -116,118 +125,139 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto out = ctx.db.transact([&](db::Transaction& tx) {
       if (!tx.exec("SELECT 1 FROM clusters WHERE name = $1", {*name}).empty())
         throw http::conflict("a cluster named '" + *name + "' exists");
-      tx.exec("INSERT INTO clusters (id, name, accelerator, num_slices, capacity, zone, price_per_chip_hour, labels, "
-              "created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)",
-              {id, *name, parsed.type->type, std::to_string(num_slices.value_or(1)), capacity.value_or("on-demand"),
-               zone.value_or(""), price ? db::Param(std::to_string(*price)) : db::Param(),
-               labels.value_or(nlohmann::json::object()).dump(), user_id(rc)});
+      tx.exec(
+          "INSERT INTO clusters (id, name, accelerator, num_slices, capacity, zone, "
+          "price_per_chip_hour, labels, "
+          "created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)",
+          {id, *name, parsed.type->type, std::to_string(num_slices.value_or(1)),
+           capacity.value_or("on-demand"), zone.value_or(""),
+           price ? db::Param(std::to_string(*price)) : db::Param(),
+           labels.value_or(nlohmann::json::object()).dump(), user_id(rc)});
       audit(tx, rc, "create", "cluster", id, {{"name", *name}, {"accelerator", parsed.type->type}});
       return load_cluster(ctx, tx, id);
     });
     return json_response(201, out);
   });
 
-  router.add("GET", "/api/v1/clusters/{id}", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto out = ctx.db.transact([&](db::Transaction& tx) { return load_cluster(ctx, tx, rc.param("id")); },
-                               db::TxMode::read_only);
-    return json_response(200, out);
-  });
+  router.add("GET", "/api/v1/clusters/{id}", http::Access::reader,
+             [&ctx](http::RequestContext& rc) {
+               auto out = ctx.db.transact(
+                   [&](db::Transaction& tx) { return load_cluster(ctx, tx, rc.param("id")); },
+                   db::TxMode::read_only);
+               return json_response(200, out);
+             });
 
-  router.add("PATCH", "/api/v1/clusters/{id}", http::Access::admin, [&ctx](http::RequestContext& rc) {
-    auto body = http::parse_json_object(rc.request);
-    http::ObjectReader in(body);
-    auto num_slices = in.integer("num_slices", false, 1, 4096);
-    auto capacity = in.choice("capacity", false, kCapacities);
-    auto zone = in.string("zone", false, 128);
-    auto price = in.number("price_per_chip_hour", false, 0, 1e6);
-    const bool clear_price = in.is_null("price_per_chip_hour");
-    auto labels = in.object("labels", false, true);
-    for (const char* fixed : {"name", "accelerator", "id"})
-      if (in.present(fixed)) {
-        in.any(fixed);
-        in.error(fixed, "cannot be changed; create a new cluster");
-      }
-    in.reject_unknown_fields();
-    in.finish();
-    auto out = ctx.db.transact([&](db::Transaction& tx) {
-      auto id = find_cluster_id(tx, rc.param("id"));
-      if (!id) throw http::not_found("no cluster " + rc.param("id"));
-      tx.exec("UPDATE clusters SET num_slices = coalesce($2::integer, num_slices), capacity = coalesce($3, capacity), "
-              "zone = coalesce($4, zone), price_per_chip_hour = CASE WHEN $6::boolean THEN NULL ELSE "
-              "coalesce($5::double precision, price_per_chip_hour) END, labels = coalesce($7::jsonb, labels), "
-              "updated_at = now() WHERE id = $1",
-              {*id, num_slices ? db::Param(std::to_string(*num_slices)) : db::Param(), capacity, zone,
-               price ? db::Param(std::to_string(*price)) : db::Param(), clear_price ? "true" : "false",
-               labels ? db::Param(labels->dump()) : db::Param()});
-      audit(tx, rc, "update", "cluster", *id, body);
-      return load_cluster(ctx, tx, *id);
-    });
-    return json_response(200, out);
-  });
-
-  router.add("DELETE", "/api/v1/clusters/{id}", http::Access::admin, [&ctx](http::RequestContext& rc) {
-    ctx.db.transact([&](db::Transaction& tx) {
-      auto id = find_cluster_id(tx, rc.param("id"));
-      if (!id) throw http::not_found("no cluster " + rc.param("id"));
-      auto runs = tx.exec("SELECT count(*) AS n FROM runs WHERE cluster_id = $1", {*id});
-      if (runs.int64(0, "n") > 0)
-        throw http::conflict("the cluster has " + runs.at(0, "n") + " runs in its history; delete them first");
-      tx.exec("DELETE FROM clusters WHERE id = $1", {*id});
-      audit(tx, rc, "delete", "cluster", *id);
-    });
-    return http::Response::empty(204);
-  });
-
-  router.add("GET", "/api/v1/clusters/{id}/workers", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto r = ctx.db.transact(
-        [&](db::Transaction& tx) {
+  router.add(
+      "PATCH", "/api/v1/clusters/{id}", http::Access::admin, [&ctx](http::RequestContext& rc) {
+        auto body = http::parse_json_object(rc.request);
+        http::ObjectReader in(body);
+        auto num_slices = in.integer("num_slices", false, 1, 4096);
+        auto capacity = in.choice("capacity", false, kCapacities);
+        auto zone = in.string("zone", false, 128);
+        auto price = in.number("price_per_chip_hour", false, 0, 1e6);
+        const bool clear_price = in.is_null("price_per_chip_hour");
+        auto labels = in.object("labels", false, true);
+        for (const char* fixed : {"name", "accelerator", "id"})
+          if (in.present(fixed)) {
+            in.any(fixed);
+            in.error(fixed, "cannot be changed; create a new cluster");
+          }
+        in.reject_unknown_fields();
+        in.finish();
+        auto out = ctx.db.transact([&](db::Transaction& tx) {
           auto id = find_cluster_id(tx, rc.param("id"));
           if (!id) throw http::not_found("no cluster " + rc.param("id"));
-          return tx.exec("SELECT id, slice, host, hostname, address, devices, version, " + rfc3339("registered_at") +
-                             " AS registered_at, " + rfc3339("last_heartbeat_at") +
-                             " AS last_heartbeat_at, last_heartbeat_at > now() - make_interval(secs => $2) AS healthy "
+          tx.exec(
+              "UPDATE clusters SET num_slices = coalesce($2::integer, num_slices), capacity = "
+              "coalesce($3, capacity), "
+              "zone = coalesce($4, zone), price_per_chip_hour = CASE WHEN $6::boolean THEN NULL "
+              "ELSE "
+              "coalesce($5::double precision, price_per_chip_hour) END, labels = "
+              "coalesce($7::jsonb, labels), "
+              "updated_at = now() WHERE id = $1",
+              {*id, num_slices ? db::Param(std::to_string(*num_slices)) : db::Param(), capacity,
+               zone, price ? db::Param(std::to_string(*price)) : db::Param(),
+               clear_price ? "true" : "false", labels ? db::Param(labels->dump()) : db::Param()});
+          audit(tx, rc, "update", "cluster", *id, body);
+          return load_cluster(ctx, tx, *id);
+        });
+        return json_response(200, out);
+      });
+
+  router.add("DELETE", "/api/v1/clusters/{id}", http::Access::admin,
+             [&ctx](http::RequestContext& rc) {
+               ctx.db.transact([&](db::Transaction& tx) {
+                 auto id = find_cluster_id(tx, rc.param("id"));
+                 if (!id) throw http::not_found("no cluster " + rc.param("id"));
+                 auto runs = tx.exec("SELECT count(*) AS n FROM runs WHERE cluster_id = $1", {*id});
+                 if (runs.int64(0, "n") > 0)
+                   throw http::conflict("the cluster has " + runs.at(0, "n") +
+                                        " runs in its history; delete them first");
+                 tx.exec("DELETE FROM clusters WHERE id = $1", {*id});
+                 audit(tx, rc, "delete", "cluster", *id);
+               });
+               return http::Response::empty(204);
+             });
+
+  router.add("GET", "/api/v1/clusters/{id}/workers", http::Access::reader,
+             [&ctx](http::RequestContext& rc) {
+               auto r = ctx.db.transact(
+                   [&](db::Transaction& tx) {
+                     auto id = find_cluster_id(tx, rc.param("id"));
+                     if (!id) throw http::not_found("no cluster " + rc.param("id"));
+                     return tx.exec(
+                         "SELECT id, slice, host, hostname, address, devices, version, " +
+                             rfc3339("registered_at") + " AS registered_at, " +
+                             rfc3339("last_heartbeat_at") +
+                             " AS last_heartbeat_at, last_heartbeat_at > now() - "
+                             "make_interval(secs => $2) AS healthy "
                              "FROM workers WHERE cluster_id = $1 ORDER BY slice, host",
                          {*id, heartbeat_param(ctx)});
-        },
-        db::TxMode::read_only);
-    nlohmann::json items = nlohmann::json::array();
-    for (size_t i = 0; i < r.size(); ++i)
-      items.push_back({{"id", r.at(i, "id")},
-                       {"slice", r.int64(i, "slice")},
-                       {"host", r.int64(i, "host")},
-                       {"hostname", r.at(i, "hostname")},
-                       {"address", r.at(i, "address")},
-                       {"devices", r.int64(i, "devices")},
-                       {"version", r.at(i, "version")},
-                       {"registered_at", r.at(i, "registered_at")},
-                       {"last_heartbeat_at", r.at(i, "last_heartbeat_at")},
-                       {"healthy", r.boolean(i, "healthy")}});
-    return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
-  });
+                   },
+                   db::TxMode::read_only);
+               nlohmann::json items = nlohmann::json::array();
+               for (size_t i = 0; i < r.size(); ++i)
+                 items.push_back({{"id", r.at(i, "id")},
+                                  {"slice", r.int64(i, "slice")},
+                                  {"host", r.int64(i, "host")},
+                                  {"hostname", r.at(i, "hostname")},
+                                  {"address", r.at(i, "address")},
+                                  {"devices", r.int64(i, "devices")},
+                                  {"version", r.at(i, "version")},
+                                  {"registered_at", r.at(i, "registered_at")},
+                                  {"last_heartbeat_at", r.at(i, "last_heartbeat_at")},
+                                  {"healthy", r.boolean(i, "healthy")}});
+               return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
+             });
 
-  router.add("POST", "/api/v1/clusters/{id}/worker-tokens", http::Access::admin, [&ctx](http::RequestContext& rc) {
-    const std::string token = secrets::new_token("pdw_");
-    const std::string token_id = new_id("wtk");
-    std::string cluster_id;
-    ctx.db.transact([&](db::Transaction& tx) {
-      auto id = find_cluster_id(tx, rc.param("id"));
-      if (!id) throw http::not_found("no cluster " + rc.param("id"));
-      cluster_id = *id;
-      tx.exec("INSERT INTO worker_tokens (id, cluster_id, token_hash, created_by) VALUES ($1, $2, $3, $4)",
+  router.add(
+      "POST", "/api/v1/clusters/{id}/worker-tokens", http::Access::admin,
+      [&ctx](http::RequestContext& rc) {
+        const std::string token = secrets::new_token("pdw_");
+        const std::string token_id = new_id("wtk");
+        std::string cluster_id;
+        ctx.db.transact([&](db::Transaction& tx) {
+          auto id = find_cluster_id(tx, rc.param("id"));
+          if (!id) throw http::not_found("no cluster " + rc.param("id"));
+          cluster_id = *id;
+          tx.exec(
+              "INSERT INTO worker_tokens (id, cluster_id, token_hash, created_by) VALUES ($1, $2, "
+              "$3, $4)",
               {token_id, *id, secrets::token_hash(token), user_id(rc)});
-      audit(tx, rc, "create", "worker_token", token_id, {{"cluster_id", *id}});
-    });
-    return json_response(201, {{"id", token_id}, {"cluster_id", cluster_id}, {"token", token}});
-  });
+          audit(tx, rc, "create", "worker_token", token_id, {{"cluster_id", *id}});
+        });
+        return json_response(201, {{"id", token_id}, {"cluster_id", cluster_id}, {"token", token}});
+      });
 
   router.add("DELETE", "/api/v1/clusters/{id}/worker-tokens/{token_id}", http::Access::admin,
              [&ctx](http::RequestContext& rc) {
                auto n = ctx.db.transact([&](db::Transaction& tx) {
                  auto id = find_cluster_id(tx, rc.param("id"));
                  if (!id) throw http::not_found("no cluster " + rc.param("id"));
-                 auto r = tx.exec("UPDATE worker_tokens SET revoked_at = coalesce(revoked_at, now()) "
-                                  "WHERE id = $1 AND cluster_id = $2 RETURNING id",
-                                  {rc.param("token_id"), *id});
+                 auto r = tx.exec(
+                     "UPDATE worker_tokens SET revoked_at = coalesce(revoked_at, now()) "
+                     "WHERE id = $1 AND cluster_id = $2 RETURNING id",
+                     {rc.param("token_id"), *id});
                  if (!r.empty()) audit(tx, rc, "revoke", "worker_token", rc.param("token_id"));
                  return r.size();
                });
@@ -235,19 +265,23 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
                return http::Response::empty(204);
              });
 
-  router.add("GET", "/api/v1/clusters/{id}/provisioning", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto cluster = ctx.db.transact([&](db::Transaction& tx) { return load_cluster(ctx, tx, rc.param("id")); },
-                                   db::TxMode::read_only);
-    auto parsed = core::parse_accelerator(cluster["accelerator"]["type"].get<std::string>());
-    if (!parsed.type) throw http::unprocessable("the cluster's accelerator is no longer in the catalog");
-    core::ProvisioningRequest req;
-    req.cluster = cluster["name"].get<std::string>();
-    req.accelerator = *parsed.type;
-    req.num_slices = cluster["num_slices"].get<int>();
-    req.capacity = cluster["capacity"].get<std::string>();
-    req.zone = cluster["zone"].get<std::string>();
-    return json_response(200, core::to_json(core::provisioning_commands(req)));
-  });
+  router.add("GET", "/api/v1/clusters/{id}/provisioning", http::Access::reader,
+             [&ctx](http::RequestContext& rc) {
+               auto cluster = ctx.db.transact(
+                   [&](db::Transaction& tx) { return load_cluster(ctx, tx, rc.param("id")); },
+                   db::TxMode::read_only);
+               auto parsed =
+                   core::parse_accelerator(cluster["accelerator"]["type"].get<std::string>());
+               if (!parsed.type)
+                 throw http::unprocessable("the cluster's accelerator is no longer in the catalog");
+               core::ProvisioningRequest req;
+               req.cluster = cluster["name"].get<std::string>();
+               req.accelerator = *parsed.type;
+               req.num_slices = cluster["num_slices"].get<int>();
+               req.capacity = cluster["capacity"].get<std::string>();
+               req.zone = cluster["zone"].get<std::string>();
+               return json_response(200, core::to_json(core::provisioning_commands(req)));
+             });
 }
 
 }  // namespace podium::api

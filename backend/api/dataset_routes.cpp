@@ -13,7 +13,8 @@ namespace {
 const std::vector<std::string> kFormats = {"jsonl", "text", "arrayrecord", "tfrecord", "synthetic"};
 
 std::string dataset_select() {
-  return "SELECT id, seq, name, uri, format, records, bytes, tokens, tokens_per_record, created_by, " +
+  return "SELECT id, seq, name, uri, format, records, bytes, tokens, tokens_per_record, "
+         "created_by, " +
          rfc3339("created_at") + " AS created_at FROM datasets ";
 }
 
@@ -30,7 +31,9 @@ nlohmann::json dataset_json(const db::Result& r, size_t i) {
           {"created_at", r.at(i, "created_at")}};
 }
 
-db::Param opt_int(const std::optional<int64_t>& v) { return v ? db::Param(std::to_string(*v)) : db::Param(); }
+db::Param opt_int(const std::optional<int64_t>& v) {
+  return v ? db::Param(std::to_string(*v)) : db::Param();
+}
 
 }  // namespace
 
@@ -39,7 +42,8 @@ void register_dataset_routes(http::Router& router, ApiContext& ctx) {
     auto page = read_page(rc, ctx.cursor_key);
     auto r = ctx.db.transact(
         [&](db::Transaction& tx) {
-          return tx.exec(dataset_select() + "WHERE ($1::bigint IS NULL OR seq < $1) ORDER BY seq DESC LIMIT $2",
+          return tx.exec(dataset_select() +
+                             "WHERE ($1::bigint IS NULL OR seq < $1) ORDER BY seq DESC LIMIT $2",
                          {opt_int(page.after_seq), std::to_string(page.limit + 1)});
         },
         db::TxMode::read_only);
@@ -70,7 +74,9 @@ void register_dataset_routes(http::Router& router, ApiContext& ctx) {
       // Reading reveals whether a server-side file exists and its size, so only admins may
       // register a local path; members register remote URIs with the figures they know.
       if (!rc.principal->is_admin())
-        throw http::forbidden("registering a local path makes the server read it; ask an admin, or give a remote URI");
+        throw http::forbidden(
+            "registering a local path makes the server read it; ask an admin, or give a remote "
+            "URI");
       auto scan = scan_dataset(*path, *format, std::chrono::seconds(20));
       if (scan.error) throw http::unprocessable(*scan.error, {{"uri", *scan.error}});
       bytes = scan.bytes;
@@ -80,42 +86,49 @@ void register_dataset_routes(http::Router& router, ApiContext& ctx) {
     auto r = ctx.db.transact([&](db::Transaction& tx) {
       if (!tx.exec("SELECT 1 FROM datasets WHERE name = $1", {*name}).empty())
         throw http::conflict("a dataset named '" + *name + "' exists");
-      tx.exec("INSERT INTO datasets (id, name, uri, format, records, bytes, tokens, tokens_per_record, created_by) "
-              "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-              {id, *name, *uri, *format, opt_int(records), opt_int(bytes), opt_int(tokens),
-               tokens_per_record ? db::Param(std::to_string(*tokens_per_record)) : db::Param(), user_id(rc)});
+      tx.exec(
+          "INSERT INTO datasets (id, name, uri, format, records, bytes, tokens, tokens_per_record, "
+          "created_by) "
+          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+          {id, *name, *uri, *format, opt_int(records), opt_int(bytes), opt_int(tokens),
+           tokens_per_record ? db::Param(std::to_string(*tokens_per_record)) : db::Param(),
+           user_id(rc)});
       audit(tx, rc, "create", "dataset", id, {{"name", *name}, {"uri", *uri}});
       return tx.exec(dataset_select() + "WHERE id = $1", {id});
     });
     return json_response(201, dataset_json(r, 0));
   });
 
-  router.add("GET", "/api/v1/datasets/{id}", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto r = ctx.db.transact(
-        [&](db::Transaction& tx) {
-          auto id = find_dataset_id(tx, rc.param("id"));
-          if (!id) throw http::not_found("no dataset " + rc.param("id"));
-          return tx.exec(dataset_select() + "WHERE id = $1", {*id});
-        },
-        db::TxMode::read_only);
-    return json_response(200, dataset_json(r, 0));
-  });
+  router.add("GET", "/api/v1/datasets/{id}", http::Access::reader,
+             [&ctx](http::RequestContext& rc) {
+               auto r = ctx.db.transact(
+                   [&](db::Transaction& tx) {
+                     auto id = find_dataset_id(tx, rc.param("id"));
+                     if (!id) throw http::not_found("no dataset " + rc.param("id"));
+                     return tx.exec(dataset_select() + "WHERE id = $1", {*id});
+                   },
+                   db::TxMode::read_only);
+               return json_response(200, dataset_json(r, 0));
+             });
 
-  router.add("DELETE", "/api/v1/datasets/{id}", http::Access::writer, [&ctx](http::RequestContext& rc) {
-    ctx.db.transact([&](db::Transaction& tx) {
-      auto id = find_dataset_id(tx, rc.param("id"));
-      if (!id) throw http::not_found("no dataset " + rc.param("id"));
-      auto r = tx.exec("SELECT created_by, (SELECT count(*) FROM runs WHERE dataset_id = $1) AS runs "
-                       "FROM datasets WHERE id = $1",
-                       {*id});
-      if (!rc.principal->is_admin() && r.at(0, "created_by") != user_id(rc))
-        throw http::forbidden("only the dataset's creator or an admin may delete it");
-      if (r.int64(0, "runs") > 0) throw http::conflict("runs refer to this dataset; delete them first");
-      tx.exec("DELETE FROM datasets WHERE id = $1", {*id});
-      audit(tx, rc, "delete", "dataset", *id);
-    });
-    return http::Response::empty(204);
-  });
+  router.add("DELETE", "/api/v1/datasets/{id}", http::Access::writer,
+             [&ctx](http::RequestContext& rc) {
+               ctx.db.transact([&](db::Transaction& tx) {
+                 auto id = find_dataset_id(tx, rc.param("id"));
+                 if (!id) throw http::not_found("no dataset " + rc.param("id"));
+                 auto r = tx.exec(
+                     "SELECT created_by, (SELECT count(*) FROM runs WHERE dataset_id = $1) AS runs "
+                     "FROM datasets WHERE id = $1",
+                     {*id});
+                 if (!rc.principal->is_admin() && r.at(0, "created_by") != user_id(rc))
+                   throw http::forbidden("only the dataset's creator or an admin may delete it");
+                 if (r.int64(0, "runs") > 0)
+                   throw http::conflict("runs refer to this dataset; delete them first");
+                 tx.exec("DELETE FROM datasets WHERE id = $1", {*id});
+                 audit(tx, rc, "delete", "dataset", *id);
+               });
+               return http::Response::empty(204);
+             });
 }
 
 }  // namespace podium::api

@@ -16,7 +16,8 @@ std::optional<std::string> local_path(const std::string& uri) {
   return std::nullopt;
 }
 
-DatasetScan scan_dataset(const std::string& path, const std::string& format, std::chrono::milliseconds budget) {
+DatasetScan scan_dataset(const std::string& path, const std::string& format,
+                         std::chrono::milliseconds budget) {
   DatasetScan out;
   // O_NONBLOCK so that opening a FIFO cannot block; the regular-file check follows.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

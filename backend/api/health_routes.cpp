@@ -15,7 +15,8 @@ void register_health_routes(http::Router& router, ApiContext& ctx) {
     return r;
   });
   router.add("GET", "/metrics", http::Access::open, [&ctx](http::RequestContext&) {
-    return http::Response::text(200, ctx.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+    return http::Response::text(200, ctx.metrics.render(),
+                                "text/plain; version=0.0.4; charset=utf-8");
   });
 }
 

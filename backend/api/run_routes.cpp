@@ -4,10 +4,10 @@
 #include "backend/api/api_context.h"
 #include "backend/api/resolve.h"
 #include "backend/api/run_submission.h"
-#include "engine/core/run_spec.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
+#include "engine/core/run_spec.h"
 
 namespace podium::api {
 
@@ -17,13 +17,18 @@ const std::vector<std::string> kStates = {"queued",     "starting",  "running", 
                                           "cancelling", "succeeded", "failed",  "cancelled"};
 
 std::string run_select() {
-  return "SELECT r.id, r.seq, r.name, r.owner_id, u.username AS owner, r.cluster_id, c.name AS cluster, "
-         "r.dataset_id, d.name AS dataset, r.model, r.workload, r.spec::text AS spec, r.plan::text AS plan, r.forced, "
-         "r.state, r.failure_class, r.restarts, r.recoveries, r.last_step, r.resumed_from_step, r.priority, "
+  return "SELECT r.id, r.seq, r.name, r.owner_id, u.username AS owner, r.cluster_id, c.name AS "
+         "cluster, "
+         "r.dataset_id, d.name AS dataset, r.model, r.workload, r.spec::text AS spec, r.plan::text "
+         "AS plan, r.forced, "
+         "r.state, r.failure_class, r.restarts, r.recoveries, r.last_step, r.resumed_from_step, "
+         "r.priority, "
          "array_to_json(r.tags)::text AS tags, " +
-         rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") + " AS started_at, " +
-         rfc3339("r.finished_at") + " AS finished_at, " + rfc3339("r.updated_at") +
-         " AS updated_at FROM runs r JOIN clusters c ON c.id = r.cluster_id LEFT JOIN users u ON u.id = r.owner_id "
+         rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") +
+         " AS started_at, " + rfc3339("r.finished_at") + " AS finished_at, " +
+         rfc3339("r.updated_at") +
+         " AS updated_at FROM runs r JOIN clusters c ON c.id = r.cluster_id LEFT JOIN users u ON "
+         "u.id = r.owner_id "
          "LEFT JOIN datasets d ON d.id = r.dataset_id ";
 }
 
@@ -56,12 +61,15 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
   return j;
 }
 
-bool terminal(const std::string& state) { return state == "succeeded" || state == "failed" || state == "cancelled"; }
+bool terminal(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
 
 // Members manage only their own runs; admins manage all.
 void require_owner(const http::RequestContext& rc, const db::Result& r) {
   if (rc.principal->is_admin()) return;
-  if (r.at(0, "owner_id") != user_id(rc)) throw http::forbidden("only the run's owner or an admin may change it");
+  if (r.at(0, "owner_id") != user_id(rc))
+    throw http::forbidden("only the run's owner or an admin may change it");
 }
 
 db::Result load_run(db::Transaction& tx, const std::string& id) {
@@ -79,19 +87,23 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
     auto state = q.query_param("state");
     if (state && std::find(kStates.begin(), kStates.end(), *state) == kStates.end())
       throw http::bad_request("unknown state '" + *state + "'", {{"state", "must be a run state"}});
-    auto param = [&](const char* k) { return q.query_param(k) ? db::Param(*q.query_param(k)) : db::Param(); };
+    auto param = [&](const char* k) {
+      return q.query_param(k) ? db::Param(*q.query_param(k)) : db::Param();
+    };
     auto r = ctx.db.transact(
         [&](db::Transaction& tx) {
-          return tx.exec(run_select() +
-                             "WHERE ($1::bigint IS NULL OR r.seq < $1) AND ($3::text IS NULL OR r.state = $3) "
-                             "AND ($4::text IS NULL OR c.id = $4 OR c.name = $4) AND ($5::text IS NULL OR r.model = $5) "
-                             "AND ($6::text IS NULL OR u.username = $6 OR r.owner_id = $6) "
-                             "AND ($7::text IS NULL OR $7 = ANY(r.tags)) "
-                             "AND ($8::text IS NULL OR strpos(lower(r.name), lower($8)) > 0) "
-                             "ORDER BY r.seq DESC LIMIT $2",
-                         {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
-                          std::to_string(page.limit + 1), state, param("cluster"), param("model"), param("owner"),
-                          param("tag"), param("q")});
+          return tx.exec(
+              run_select() +
+                  "WHERE ($1::bigint IS NULL OR r.seq < $1) AND ($3::text IS NULL OR r.state = $3) "
+                  "AND ($4::text IS NULL OR c.id = $4 OR c.name = $4) AND ($5::text IS NULL OR "
+                  "r.model = $5) "
+                  "AND ($6::text IS NULL OR u.username = $6 OR r.owner_id = $6) "
+                  "AND ($7::text IS NULL OR $7 = ANY(r.tags)) "
+                  "AND ($8::text IS NULL OR strpos(lower(r.name), lower($8)) > 0) "
+                  "ORDER BY r.seq DESC LIMIT $2",
+              {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
+               std::to_string(page.limit + 1), state, param("cluster"), param("model"),
+               param("owner"), param("tag"), param("q")});
         },
         db::TxMode::read_only);
     nlohmann::json items = nlohmann::json::array();
@@ -106,8 +118,9 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
   // Preflight: the same planning as submission, nothing stored.
   router.add("POST", "/api/v1/plan", http::Access::reader, [&ctx](http::RequestContext& rc) {
     auto body = http::parse_json_object(rc.request);
-    auto plan = ctx.db.transact([&](db::Transaction& tx) { return prepare_submission(tx, body).plan; },
-                                db::TxMode::read_only);
+    auto plan =
+        ctx.db.transact([&](db::Transaction& tx) { return prepare_submission(tx, body).plan; },
+                        db::TxMode::read_only);
     return json_response(200, plan);
   });
 
@@ -117,21 +130,27 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
     auto r = ctx.db.transact([&](db::Transaction& tx) {
       auto s = prepare_submission(tx, body);  // 400 field errors, 422 unknown cluster/dataset
       if (!s.plan_ok && !s.spec.force) {
-        auto p = http::unprocessable("the plan has errors; fix them or submit with \"force\": true");
+        auto p =
+            http::unprocessable("the plan has errors; fix them or submit with \"force\": true");
         p.extra["plan"] = s.plan;
         throw p;
       }
       const bool forced = !s.plan_ok && s.spec.force;
-      tx.exec("INSERT INTO runs (id, name, owner_id, cluster_id, dataset_id, model, workload, spec, plan, forced, "
-              "state, priority, tags) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, 'queued', $11, "
-              "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)))",
-              {id, s.spec.name, user_id(rc), s.cluster_id, s.dataset_id, s.spec.model.value_or(""),
-               core::to_string(s.spec.workload),
-               s.spec_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-               s.plan.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), forced ? "true" : "false",
-               s.spec.priority, nlohmann::json(s.spec.tags).dump()});
-      tx.exec("INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, 'queued', $2)",
-              {id, forced ? "submitted with force despite plan errors" : "submitted"});
+      tx.exec(
+          "INSERT INTO runs (id, name, owner_id, cluster_id, dataset_id, model, workload, spec, "
+          "plan, forced, "
+          "state, priority, tags) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, "
+          "'queued', $11, "
+          "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)))",
+          {id, s.spec.name, user_id(rc), s.cluster_id, s.dataset_id, s.spec.model.value_or(""),
+           core::to_string(s.spec.workload),
+           s.spec_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+           s.plan.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+           forced ? "true" : "false", s.spec.priority, nlohmann::json(s.spec.tags).dump()});
+      tx.exec(
+          "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, "
+          "'queued', $2)",
+          {id, forced ? "submitted with force despite plan errors" : "submitted"});
       audit(tx, rc, "create", "run", id, {{"name", s.spec.name}, {"forced", forced}});
       tx.exec("SELECT pg_notify('podium_runs', $1)", {id});
       return load_run(tx, id);
@@ -140,78 +159,96 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
   });
 
   router.add("GET", "/api/v1/runs/{id}", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto r = ctx.db.transact([&](db::Transaction& tx) { return load_run(tx, rc.param("id")); }, db::TxMode::read_only);
+    auto r = ctx.db.transact([&](db::Transaction& tx) { return load_run(tx, rc.param("id")); },
+                             db::TxMode::read_only);
     return json_response(200, run_json(r, 0, true));
   });
 
-  router.add("POST", "/api/v1/runs/{id}/cancel", http::Access::writer, [&ctx](http::RequestContext& rc) {
-    auto r = ctx.db.transact([&](db::Transaction& tx) {
-      auto cur = tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE", {rc.param("id")});
-      if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
-      require_owner(rc, cur);
-      const std::string state = cur.at(0, "state");
-      if (terminal(state)) throw http::conflict("the run is already " + state);
-      if (state == "cancelling") return load_run(tx, rc.param("id"));
-      // A queued run has no processes: it is cancelled at once. Otherwise the dispatcher stops
-      // every rank and finishes the transition.
-      const std::string next = state == "queued" ? "cancelled" : "cancelling";
-      tx.exec("UPDATE runs SET state = $2, updated_at = now(), finished_at = CASE WHEN $2 = 'cancelled' THEN now() "
-              "ELSE finished_at END WHERE id = $1",
-              {rc.param("id"), next});
-      tx.exec("INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, $2, $3, $4)",
-              {rc.param("id"), state, next, "cancelled by " + rc.principal->display()});
-      audit(tx, rc, "cancel", "run", rc.param("id"));
-      tx.exec("SELECT pg_notify('podium_runs', $1)", {rc.param("id")});
-      return load_run(tx, rc.param("id"));
-    });
-    return json_response(200, run_json(r, 0, false));
-  });
+  router.add("POST", "/api/v1/runs/{id}/cancel", http::Access::writer,
+             [&ctx](http::RequestContext& rc) {
+               auto r = ctx.db.transact([&](db::Transaction& tx) {
+                 auto cur = tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE",
+                                    {rc.param("id")});
+                 if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
+                 require_owner(rc, cur);
+                 const std::string state = cur.at(0, "state");
+                 if (terminal(state)) throw http::conflict("the run is already " + state);
+                 if (state == "cancelling") return load_run(tx, rc.param("id"));
+                 // A queued run has no processes: it is cancelled at once. Otherwise the dispatcher
+                 // stops every rank and finishes the transition.
+                 const std::string next = state == "queued" ? "cancelled" : "cancelling";
+                 tx.exec(
+                     "UPDATE runs SET state = $2, updated_at = now(), finished_at = CASE WHEN $2 = "
+                     "'cancelled' THEN now() "
+                     "ELSE finished_at END WHERE id = $1",
+                     {rc.param("id"), next});
+                 tx.exec(
+                     "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, $2, "
+                     "$3, $4)",
+                     {rc.param("id"), state, next, "cancelled by " + rc.principal->display()});
+                 audit(tx, rc, "cancel", "run", rc.param("id"));
+                 tx.exec("SELECT pg_notify('podium_runs', $1)", {rc.param("id")});
+                 return load_run(tx, rc.param("id"));
+               });
+               return json_response(200, run_json(r, 0, false));
+             });
 
   router.add("DELETE", "/api/v1/runs/{id}", http::Access::writer, [&ctx](http::RequestContext& rc) {
     ctx.db.transact([&](db::Transaction& tx) {
-      auto cur = tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE", {rc.param("id")});
+      auto cur = tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE",
+                         {rc.param("id")});
       if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
       require_owner(rc, cur);
       if (!terminal(cur.at(0, "state")))
-        throw http::conflict("the run is " + cur.at(0, "state") + "; cancel it and wait until it finished");
+        throw http::conflict("the run is " + cur.at(0, "state") +
+                             "; cancel it and wait until it finished");
       tx.exec("DELETE FROM runs WHERE id = $1", {rc.param("id")});
       audit(tx, rc, "delete", "run", rc.param("id"));
     });
     return http::Response::empty(204);
   });
 
-  router.add("GET", "/api/v1/runs/{id}/events", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto r = ctx.db.transact(
-        [&](db::Transaction& tx) {
-          load_run(tx, rc.param("id"));
-          return tx.exec("SELECT id, " + rfc3339("at") +
-                             " AS at, from_state, to_state, cause FROM run_events WHERE run_id = $1 ORDER BY id",
-                         {rc.param("id")});
-        },
-        db::TxMode::read_only);
-    nlohmann::json items = nlohmann::json::array();
-    for (size_t i = 0; i < r.size(); ++i)
-      items.push_back({{"at", r.at(i, "at")}, {"from_state", nullable_string(r, i, "from_state")},
-                       {"to_state", r.at(i, "to_state")}, {"cause", r.at(i, "cause")}});
-    return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
-  });
+  router.add("GET", "/api/v1/runs/{id}/events", http::Access::reader,
+             [&ctx](http::RequestContext& rc) {
+               auto r = ctx.db.transact(
+                   [&](db::Transaction& tx) {
+                     load_run(tx, rc.param("id"));
+                     return tx.exec("SELECT id, " + rfc3339("at") +
+                                        " AS at, from_state, to_state, cause FROM run_events WHERE "
+                                        "run_id = $1 ORDER BY id",
+                                    {rc.param("id")});
+                   },
+                   db::TxMode::read_only);
+               nlohmann::json items = nlohmann::json::array();
+               for (size_t i = 0; i < r.size(); ++i)
+                 items.push_back({{"at", r.at(i, "at")},
+                                  {"from_state", nullable_string(r, i, "from_state")},
+                                  {"to_state", r.at(i, "to_state")},
+                                  {"cause", r.at(i, "cause")}});
+               return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
+             });
 
-  router.add("GET", "/api/v1/runs/{id}/checkpoints", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto r = ctx.db.transact(
-        [&](db::Transaction& tx) {
-          load_run(tx, rc.param("id"));
-          return tx.exec("SELECT id, attempt_id, step, uri, bytes, " + rfc3339("created_at") +
+  router.add("GET", "/api/v1/runs/{id}/checkpoints", http::Access::reader,
+             [&ctx](http::RequestContext& rc) {
+               auto r = ctx.db.transact(
+                   [&](db::Transaction& tx) {
+                     load_run(tx, rc.param("id"));
+                     return tx.exec(
+                         "SELECT id, attempt_id, step, uri, bytes, " + rfc3339("created_at") +
                              " AS created_at FROM checkpoints WHERE run_id = $1 ORDER BY step",
                          {rc.param("id")});
-        },
-        db::TxMode::read_only);
-    nlohmann::json items = nlohmann::json::array();
-    for (size_t i = 0; i < r.size(); ++i)
-      items.push_back({{"id", r.at(i, "id")}, {"attempt_id", nullable_string(r, i, "attempt_id")},
-                       {"step", r.int64(i, "step")}, {"uri", r.at(i, "uri")}, {"bytes", nullable_int(r, i, "bytes")},
-                       {"created_at", r.at(i, "created_at")}});
-    return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
-  });
+                   },
+                   db::TxMode::read_only);
+               nlohmann::json items = nlohmann::json::array();
+               for (size_t i = 0; i < r.size(); ++i)
+                 items.push_back({{"id", r.at(i, "id")},
+                                  {"attempt_id", nullable_string(r, i, "attempt_id")},
+                                  {"step", r.int64(i, "step")},
+                                  {"uri", r.at(i, "uri")},
+                                  {"bytes", nullable_int(r, i, "bytes")},
+                                  {"created_at", r.at(i, "created_at")}});
+               return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
+             });
 }
 
 }  // namespace podium::api

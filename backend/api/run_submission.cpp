@@ -28,9 +28,11 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
   s.spec_json.erase("force");
 
   auto cluster_id = find_cluster_id(tx, s.spec.cluster);
-  if (!cluster_id) throw http::unprocessable("no cluster " + s.spec.cluster, {{"cluster", "no such cluster"}});
+  if (!cluster_id)
+    throw http::unprocessable("no cluster " + s.spec.cluster, {{"cluster", "no such cluster"}});
   s.cluster_id = *cluster_id;
-  auto cluster = tx.exec("SELECT accelerator, num_slices FROM clusters WHERE id = $1", {s.cluster_id});
+  auto cluster =
+      tx.exec("SELECT accelerator, num_slices FROM clusters WHERE id = $1", {s.cluster_id});
 
   core::PlanInput input;
   input.spec = s.spec;
@@ -41,10 +43,12 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
 
   if (s.spec.dataset) {
     auto dataset_id = find_dataset_id(tx, *s.spec.dataset);
-    if (!dataset_id) throw http::unprocessable("no dataset " + *s.spec.dataset, {{"dataset", "no such dataset"}});
+    if (!dataset_id)
+      throw http::unprocessable("no dataset " + *s.spec.dataset, {{"dataset", "no such dataset"}});
     s.dataset_id = *dataset_id;
-    auto d = tx.exec("SELECT format, records, bytes, tokens, tokens_per_record FROM datasets WHERE id = $1",
-                     {*dataset_id});
+    auto d = tx.exec(
+        "SELECT format, records, bytes, tokens, tokens_per_record FROM datasets WHERE id = $1",
+        {*dataset_id});
     core::DatasetFacts facts;
     facts.format = d.at(0, "format");
     facts.records = opt_double(d, "records");

@@ -8,7 +8,9 @@
 
 namespace podium::api {
 
-std::string new_id(const std::string& prefix) { return prefix + "_" + secrets::random_hex(8); }
+std::string new_id(const std::string& prefix) {
+  return prefix + "_" + secrets::random_hex(8);
+}
 
 std::string rfc3339(const std::string& column) {
   return "to_char(" + column + " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
@@ -20,7 +22,8 @@ Page read_page(const http::RequestContext& ctx, const std::string& cursor_key) {
     int v = 0;
     auto [p, ec] = std::from_chars(l->data(), l->data() + l->size(), v);
     if (ec != std::errc() || p != l->data() + l->size() || v < 1 || v > 500)
-      throw http::bad_request("limit must be an integer from 1 to 500", {{"limit", "must be an integer from 1 to 500"}});
+      throw http::bad_request("limit must be an integer from 1 to 500",
+                              {{"limit", "must be an integer from 1 to 500"}});
     page.limit = v;
   }
   if (auto c = ctx.request.query_param("cursor"); c && !c->empty()) {
@@ -33,8 +36,8 @@ Page read_page(const http::RequestContext& ctx, const std::string& cursor_key) {
   return page;
 }
 
-nlohmann::json page_response(nlohmann::json items, const std::vector<int64_t>& seqs, const Page& page,
-                             const std::string& cursor_key) {
+nlohmann::json page_response(nlohmann::json items, const std::vector<int64_t>& seqs,
+                             const Page& page, const std::string& cursor_key) {
   nlohmann::json next = nullptr;
   if (items.size() > static_cast<size_t>(page.limit)) {
     items.erase(items.begin() + page.limit, items.end());
@@ -65,15 +68,19 @@ nlohmann::json nullable_string(const db::Result& r, size_t row, const std::strin
 }
 
 void audit(db::Transaction& tx, const http::RequestContext& ctx, const std::string& action,
-           const std::string& resource_type, const std::string& resource_id, const nlohmann::json& detail) {
+           const std::string& resource_type, const std::string& resource_id,
+           const nlohmann::json& detail) {
   const std::string actor = ctx.principal ? ctx.principal->display() : "anonymous";
-  tx.exec("INSERT INTO audit_log (actor, action, resource_type, resource_id, detail) VALUES ($1, $2, $3, $4, $5::jsonb)",
-          {actor, action, resource_type, resource_id,
-           detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+  tx.exec(
+      "INSERT INTO audit_log (actor, action, resource_type, resource_id, detail) VALUES ($1, $2, "
+      "$3, $4, $5::jsonb)",
+      {actor, action, resource_type, resource_id,
+       detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
 }
 
 http::Response json_response(int status, const nlohmann::json& body) {
-  return http::Response::json(status, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return http::Response::json(status,
+                              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 const std::string& user_id(const http::RequestContext& ctx) {

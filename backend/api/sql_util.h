@@ -25,8 +25,8 @@ struct Page {
 // Reads ?limit= (1..500, default 50) and ?cursor=; throws Problem 400 for bad values.
 Page read_page(const http::RequestContext& ctx, const std::string& cursor_key);
 // Builds {"items":[...],"next_cursor":...} from rows fetched with LIMIT page.limit + 1.
-nlohmann::json page_response(nlohmann::json items, const std::vector<int64_t>& seqs, const Page& page,
-                             const std::string& cursor_key);
+nlohmann::json page_response(nlohmann::json items, const std::vector<int64_t>& seqs,
+                             const Page& page, const std::string& cursor_key);
 
 std::optional<nlohmann::json> json_column(const db::Result& r, size_t row, const std::string& col);
 nlohmann::json nullable_int(const db::Result& r, size_t row, const std::string& col);

@@ -9,7 +9,6 @@ namespace podium::api {
 
 namespace {
 
-
 nlohmann::json user_json(const db::Result& r, size_t i) {
   return {{"id", r.at(i, "id")},
           {"username", r.at(i, "username")},
@@ -19,13 +18,16 @@ nlohmann::json user_json(const db::Result& r, size_t i) {
 }
 
 std::string user_select() {
-  return "SELECT id, seq, username, role, disabled, " + rfc3339("created_at") + " AS created_at FROM users ";
+  return "SELECT id, seq, username, role, disabled, " + rfc3339("created_at") +
+         " AS created_at FROM users ";
 }
 
 bool valid_username(const std::string& s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != '@') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' &&
+        c != '@')
+      return false;
   return true;
 }
 
@@ -36,9 +38,10 @@ void register_user_routes(http::Router& router, ApiContext& ctx) {
     auto page = read_page(rc, ctx.cursor_key);
     auto r = ctx.db.transact(
         [&](db::Transaction& tx) {
-          return tx.exec(user_select() + "WHERE ($1::bigint IS NULL OR seq < $1) ORDER BY seq DESC LIMIT $2",
-                         {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
-                          std::to_string(page.limit + 1)});
+          return tx.exec(
+              user_select() + "WHERE ($1::bigint IS NULL OR seq < $1) ORDER BY seq DESC LIMIT $2",
+              {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
+               std::to_string(page.limit + 1)});
         },
         db::TxMode::read_only);
     nlohmann::json items = nlohmann::json::array();
@@ -73,8 +76,9 @@ void register_user_routes(http::Router& router, ApiContext& ctx) {
       if (!exists.empty()) throw http::conflict("a user named '" + *username + "' exists");
       tx.exec("INSERT INTO users (id, username, role, password_hash) VALUES ($1, $2, $3, $4)",
               {id, *username, *role, hash});
-      tx.exec("INSERT INTO api_tokens (id, user_id, name, token_hash) VALUES ($1, $2, 'initial', $3)",
-              {new_id("tok"), id, secrets::token_hash(token)});
+      tx.exec(
+          "INSERT INTO api_tokens (id, user_id, name, token_hash) VALUES ($1, $2, 'initial', $3)",
+          {new_id("tok"), id, secrets::token_hash(token)});
       audit(tx, rc, "create", "user", id, {{"username", *username}, {"role", *role}});
       return tx.exec(user_select() + "WHERE id = $1", {id});
     });
@@ -85,7 +89,9 @@ void register_user_routes(http::Router& router, ApiContext& ctx) {
 
   router.add("GET", "/api/v1/users/{id}", http::Access::admin, [&ctx](http::RequestContext& rc) {
     auto r = ctx.db.transact(
-        [&](db::Transaction& tx) { return tx.exec(user_select() + "WHERE id = $1 OR username = $1", {rc.param("id")}); },
+        [&](db::Transaction& tx) {
+          return tx.exec(user_select() + "WHERE id = $1 OR username = $1", {rc.param("id")});
+        },
         db::TxMode::read_only);
     if (r.empty()) throw http::not_found("no user " + rc.param("id"));
     return json_response(200, user_json(r, 0));
@@ -106,14 +112,16 @@ void register_user_routes(http::Router& router, ApiContext& ctx) {
       if (!hash) throw http::unavailable("could not hash the password (out of memory)");
     }
     auto r = ctx.db.transact([&](db::Transaction& tx) {
-      auto found = tx.exec("SELECT id FROM users WHERE id = $1 OR username = $1 FOR UPDATE", {rc.param("id")});
+      auto found = tx.exec("SELECT id FROM users WHERE id = $1 OR username = $1 FOR UPDATE",
+                           {rc.param("id")});
       if (found.empty()) throw http::not_found("no user " + rc.param("id"));
       const std::string id = found.at(0, "id");
       if (id == user_id(rc) && ((role && *role != "admin") || (disabled && *disabled)))
         throw http::conflict("an admin cannot demote or disable their own account");
-      tx.exec("UPDATE users SET role = coalesce($2, role), disabled = coalesce($3::boolean, disabled), "
-              "password_hash = coalesce($4, password_hash) WHERE id = $1",
-              {id, role, disabled ? db::Param(*disabled ? "true" : "false") : db::Param(), hash});
+      tx.exec(
+          "UPDATE users SET role = coalesce($2, role), disabled = coalesce($3::boolean, disabled), "
+          "password_hash = coalesce($4, password_hash) WHERE id = $1",
+          {id, role, disabled ? db::Param(*disabled ? "true" : "false") : db::Param(), hash});
       if (disabled && *disabled) tx.exec("DELETE FROM sessions WHERE user_id = $1", {id});
       audit(tx, rc, "update", "user", id,
             {{"role", role ? nlohmann::json(*role) : nlohmann::json(nullptr)},

@@ -13,18 +13,21 @@ const std::vector<ConfigKey>& config_keys() {
       {"listen", "PODIUM_LISTEN", "--listen", "127.0.0.1:8080", "host:port the server binds"},
       {"database_url", "PODIUM_DATABASE_URL", "--database-url", "",
        "libpq connection string; empty runs an embedded PostgreSQL in data_dir"},
-      {"data_dir", "PODIUM_DATA_DIR", "--data-dir", "./var", "state directory (embedded database, spool)"},
+      {"data_dir", "PODIUM_DATA_DIR", "--data-dir", "./var",
+       "state directory (embedded database, spool)"},
       {"admin_token", "PODIUM_ADMIN_TOKEN", "--admin-token", "",
        "API token of the admin user created on first start; empty generates and prints one"},
       {"web_root", "PODIUM_WEB_ROOT", "--web-root", "", "directory of the built dashboard"},
       {"log.level", "PODIUM_LOG_LEVEL", "--log-level", "info", "trace, debug, info, warn, error"},
-      {"log.format", "PODIUM_LOG_FORMAT", "--log-format", "json", "json (one object per line) or text"},
+      {"log.format", "PODIUM_LOG_FORMAT", "--log-format", "json",
+       "json (one object per line) or text"},
       {"limits.max_body_bytes", "PODIUM_LIMITS_MAX_BODY_BYTES", "--max-body-bytes", "8388608",
        "largest request body accepted; larger gets 413"},
       {"limits.max_header_bytes", "PODIUM_LIMITS_MAX_HEADER_BYTES", "", "16384",
        "largest request head (request line + headers); larger gets 431"},
       {"limits.read_timeout_seconds", "PODIUM_LIMITS_READ_TIMEOUT_SECONDS", "", "10",
-       "deadline to receive a whole request once its first byte arrived; then the connection is closed"},
+       "deadline to receive a whole request once its first byte arrived; then the connection is "
+       "closed"},
       {"limits.idle_timeout_seconds", "PODIUM_LIMITS_IDLE_TIMEOUT_SECONDS", "", "60",
        "keep-alive connections idle longer are closed"},
       {"limits.write_timeout_seconds", "PODIUM_LIMITS_WRITE_TIMEOUT_SECONDS", "", "30",
@@ -35,24 +38,26 @@ const std::vector<ConfigKey>& config_keys() {
        "threads running request handlers (each long-poll holds one)"},
       {"limits.shutdown_grace_seconds", "PODIUM_LIMITS_SHUTDOWN_GRACE_SECONDS", "", "10",
        "on SIGTERM, in-flight requests get this long to finish"},
-      {"database.pool_size", "PODIUM_DATABASE_POOL_SIZE", "", "16", "PostgreSQL connections at most"},
+      {"database.pool_size", "PODIUM_DATABASE_POOL_SIZE", "", "16",
+       "PostgreSQL connections at most"},
       {"database.acquire_timeout_ms", "PODIUM_DATABASE_ACQUIRE_TIMEOUT_MS", "", "2000",
        "waiting for a free connection longer answers 503"},
       {"database.connect_timeout_ms", "PODIUM_DATABASE_CONNECT_TIMEOUT_MS", "", "2000",
        "deadline to open a connection"},
       {"database.statement_timeout_ms", "PODIUM_DATABASE_STATEMENT_TIMEOUT_MS", "", "15000",
        "PostgreSQL statement_timeout for every connection"},
-      {"scheduler.heartbeat_deadline_seconds", "PODIUM_SCHEDULER_HEARTBEAT_DEADLINE_SECONDS", "", "15",
-       "a worker silent this long is lost; its attempt ends"},
-      {"auth.session_ttl_hours", "PODIUM_AUTH_SESSION_TTL_HOURS", "", "168", "dashboard session lifetime"},
+      {"scheduler.heartbeat_deadline_seconds", "PODIUM_SCHEDULER_HEARTBEAT_DEADLINE_SECONDS", "",
+       "15", "a worker silent this long is lost; its attempt ends"},
+      {"auth.session_ttl_hours", "PODIUM_AUTH_SESSION_TTL_HOURS", "", "168",
+       "dashboard session lifetime"},
   };
   return keys;
 }
 
 namespace {
 
-void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>& out,
-             std::optional<ConfigError>& error) {
+void flatten(const YAML::Node& node, const std::string& prefix,
+             std::map<std::string, std::string>& out, std::optional<ConfigError>& error) {
   if (node.IsMap()) {
     for (const auto& kv : node) {
       std::string k = kv.first.as<std::string>();
@@ -89,8 +94,9 @@ std::string config_help() {
       "usage: podium-server [--config FILE] [--set key=value]... [flags]\n\n"
       "Configuration: defaults < YAML file < PODIUM_* environment < flags.\n\n";
   for (const auto& k : config_keys()) {
-    out += "  " + k.key + (k.flag.empty() ? "" : " (" + k.flag + ")") + ", env " + k.env + "\n      " +
-           k.description + " [default: " + (k.default_value.empty() ? "\"\"" : k.default_value) + "]\n";
+    out += "  " + k.key + (k.flag.empty() ? "" : " (" + k.flag + ")") + ", env " + k.env +
+           "\n      " + k.description +
+           " [default: " + (k.default_value.empty() ? "\"\"" : k.default_value) + "]\n";
   }
   return out;
 }
@@ -113,10 +119,12 @@ ConfigLoad load_config(const ConfigSources& sources) {
     std::optional<ConfigError> err;
     try {
       YAML::Node root = YAML::Load(*sources.yaml_text);
-      if (!root.IsNull() && !root.IsMap()) return fail(sources.yaml_name + ": expected a mapping at the top level");
+      if (!root.IsNull() && !root.IsMap())
+        return fail(sources.yaml_name + ": expected a mapping at the top level");
       if (root.IsMap()) flatten(root, "", from_file, err);
     } catch (const YAML::Exception& e) {
-      return fail(sources.yaml_name + ": invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+      return fail(sources.yaml_name + ": invalid YAML at line " + std::to_string(e.mark.line + 1) +
+                  ": " + e.msg);
     }
     if (err) return fail(sources.yaml_name + ": " + err->message);
     for (auto& [k, v] : from_file) {
@@ -169,11 +177,12 @@ ConfigLoad load_config(const ConfigSources& sources) {
   }
 
   ServerConfig& c = result.config;
-  auto integer = [&](const std::string& key, long long min, long long max) -> std::optional<long long> {
+  auto integer = [&](const std::string& key, long long min,
+                     long long max) -> std::optional<long long> {
     auto v = parse_int(values[key]);
     if (!v || *v < min || *v > max) {
-      result.error = ConfigError{key + ": expected an integer from " + std::to_string(min) + " to " +
-                                 std::to_string(max) + ", got '" + values[key] + "'"};
+      result.error = ConfigError{key + ": expected an integer from " + std::to_string(min) +
+                                 " to " + std::to_string(max) + ", got '" + values[key] + "'"};
       return std::nullopt;
     }
     return v;
@@ -197,11 +206,14 @@ ConfigLoad load_config(const ConfigSources& sources) {
   if (!c.admin_token.empty() && c.admin_token.size() < 16)
     return fail("admin_token: must be at least 16 characters");
   if (c.admin_token.rfind("pdw_", 0) == 0 || c.admin_token.rfind("pds_", 0) == 0)
-    return fail("admin_token: must not start with pdw_ or pds_ (reserved for worker tokens and sessions)");
+    return fail(
+        "admin_token: must not start with pdw_ or pds_ (reserved for worker tokens and sessions)");
   c.web_root = values["web_root"];
   c.log_level = values["log.level"];
   static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error"};
-  if (!levels.count(c.log_level)) return fail("log.level: expected one of trace, debug, info, warn, error, got '" + c.log_level + "'");
+  if (!levels.count(c.log_level))
+    return fail("log.level: expected one of trace, debug, info, warn, error, got '" + c.log_level +
+                "'");
   c.log_format = values["log.format"];
   if (c.log_format != "json" && c.log_format != "text")
     return fail("log.format: expected json or text, got '" + c.log_format + "'");
@@ -212,20 +224,33 @@ ConfigLoad load_config(const ConfigSources& sources) {
     std::function<void(long long)> set;
   };
   const std::vector<IntKey> ints = {
-      {"limits.max_body_bytes", 1024, 1LL << 34, [&](long long v) { c.max_body_bytes = static_cast<size_t>(v); }},
-      {"limits.max_header_bytes", 1024, 1 << 20, [&](long long v) { c.max_header_bytes = static_cast<size_t>(v); }},
-      {"limits.read_timeout_seconds", 1, 3600, [&](long long v) { c.read_timeout = std::chrono::seconds(v); }},
-      {"limits.idle_timeout_seconds", 1, 86400, [&](long long v) { c.idle_timeout = std::chrono::seconds(v); }},
-      {"limits.write_timeout_seconds", 1, 3600, [&](long long v) { c.write_timeout = std::chrono::seconds(v); }},
-      {"limits.max_connections", 1, 1000000, [&](long long v) { c.max_connections = static_cast<int>(v); }},
-      {"limits.handler_threads", 2, 1024, [&](long long v) { c.handler_threads = static_cast<int>(v); }},
-      {"limits.shutdown_grace_seconds", 0, 3600, [&](long long v) { c.shutdown_grace = std::chrono::seconds(v); }},
+      {"limits.max_body_bytes", 1024, 1LL << 34,
+       [&](long long v) { c.max_body_bytes = static_cast<size_t>(v); }},
+      {"limits.max_header_bytes", 1024, 1 << 20,
+       [&](long long v) { c.max_header_bytes = static_cast<size_t>(v); }},
+      {"limits.read_timeout_seconds", 1, 3600,
+       [&](long long v) { c.read_timeout = std::chrono::seconds(v); }},
+      {"limits.idle_timeout_seconds", 1, 86400,
+       [&](long long v) { c.idle_timeout = std::chrono::seconds(v); }},
+      {"limits.write_timeout_seconds", 1, 3600,
+       [&](long long v) { c.write_timeout = std::chrono::seconds(v); }},
+      {"limits.max_connections", 1, 1000000,
+       [&](long long v) { c.max_connections = static_cast<int>(v); }},
+      {"limits.handler_threads", 2, 1024,
+       [&](long long v) { c.handler_threads = static_cast<int>(v); }},
+      {"limits.shutdown_grace_seconds", 0, 3600,
+       [&](long long v) { c.shutdown_grace = std::chrono::seconds(v); }},
       {"database.pool_size", 1, 1000, [&](long long v) { c.db_pool_size = static_cast<int>(v); }},
-      {"database.acquire_timeout_ms", 1, 600000, [&](long long v) { c.db_acquire_timeout = std::chrono::milliseconds(v); }},
-      {"database.connect_timeout_ms", 100, 600000, [&](long long v) { c.db_connect_timeout = std::chrono::milliseconds(v); }},
-      {"database.statement_timeout_ms", 0, 86400000, [&](long long v) { c.db_statement_timeout = std::chrono::milliseconds(v); }},
-      {"scheduler.heartbeat_deadline_seconds", 1, 3600, [&](long long v) { c.heartbeat_deadline = std::chrono::seconds(v); }},
-      {"auth.session_ttl_hours", 1, 24 * 365, [&](long long v) { c.session_ttl = std::chrono::hours(v); }},
+      {"database.acquire_timeout_ms", 1, 600000,
+       [&](long long v) { c.db_acquire_timeout = std::chrono::milliseconds(v); }},
+      {"database.connect_timeout_ms", 100, 600000,
+       [&](long long v) { c.db_connect_timeout = std::chrono::milliseconds(v); }},
+      {"database.statement_timeout_ms", 0, 86400000,
+       [&](long long v) { c.db_statement_timeout = std::chrono::milliseconds(v); }},
+      {"scheduler.heartbeat_deadline_seconds", 1, 3600,
+       [&](long long v) { c.heartbeat_deadline = std::chrono::seconds(v); }},
+      {"auth.session_ttl_hours", 1, 24 * 365,
+       [&](long long v) { c.session_ttl = std::chrono::hours(v); }},
   };
   for (const auto& k : ints) {
     auto v = integer(k.key, k.min, k.max);

@@ -40,23 +40,24 @@ struct ServerConfig {
 };
 
 struct ConfigKey {
-  std::string key;           // dotted YAML path, e.g. "limits.max_body_bytes"
-  std::string env;           // PODIUM_LIMITS_MAX_BODY_BYTES
-  std::string flag;          // --max-body-bytes ("" when only --set key=value)
+  std::string key;   // dotted YAML path, e.g. "limits.max_body_bytes"
+  std::string env;   // PODIUM_LIMITS_MAX_BODY_BYTES
+  std::string flag;  // --max-body-bytes ("" when only --set key=value)
   std::string default_value;
   std::string description;
 };
 const std::vector<ConfigKey>& config_keys();
 
 struct ConfigError {
-  std::string message;  // one line naming the key, e.g. "limits.max_body_bytes: expected a positive integer, got 'x'"
+  std::string message;  // one line naming the key, e.g. "limits.max_body_bytes: expected a positive
+                        // integer, got 'x'"
 };
 
 struct ConfigSources {
-  std::optional<std::string> yaml_text;                 // contents of --config FILE
-  std::string yaml_name = "config";                     // for messages
-  std::map<std::string, std::string> environment;      // PODIUM_* variables
-  std::vector<std::string> args;                       // command-line flags (argv[1..])
+  std::optional<std::string> yaml_text;            // contents of --config FILE
+  std::string yaml_name = "config";                // for messages
+  std::map<std::string, std::string> environment;  // PODIUM_* variables
+  std::vector<std::string> args;                   // command-line flags (argv[1..])
 };
 
 struct ConfigLoad {

@@ -15,7 +15,8 @@ std::optional<nlohmann::json> decode_cursor(std::string_view key, std::string_vi
   if (dot == std::string_view::npos) return std::nullopt;
   std::string_view payload = cursor.substr(0, dot);
   std::string_view tag = cursor.substr(dot + 1);
-  if (!secrets::constant_time_equal(tag, secrets::mac(key, payload).substr(0, 32))) return std::nullopt;
+  if (!secrets::constant_time_equal(tag, secrets::mac(key, payload).substr(0, 32)))
+    return std::nullopt;
   auto raw = secrets::base64url_decode(payload);
   if (!raw) return std::nullopt;
   auto j = nlohmann::json::parse(*raw, nullptr, false);

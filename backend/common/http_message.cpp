@@ -101,7 +101,8 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_query(std:
     if (part.empty()) continue;
     size_t eq = part.find('=');
     auto key = decode_percent(part.substr(0, eq), true);
-    auto value = decode_percent(eq == std::string_view::npos ? std::string_view() : part.substr(eq + 1), true);
+    auto value = decode_percent(
+        eq == std::string_view::npos ? std::string_view() : part.substr(eq + 1), true);
     if (!key || !value) return std::nullopt;
     out.emplace_back(std::move(*key), std::move(*value));
   }

@@ -19,7 +19,7 @@ struct Request {
   std::string target;  // raw request target, e.g. "/api/v1/runs?limit=5"
   std::string path;    // percent-decoded path without the query
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
-  HeaderList headers;  // names lower-cased by the HTTP layer
+  HeaderList headers;                                      // names lower-cased by the HTTP layer
   std::string body;
   std::string remote_address;
   std::string request_id;

@@ -23,14 +23,20 @@ int max_depth(const std::string& body) {
   bool in_string = false, escape = false;
   for (char c : body) {
     if (in_string) {
-      if (escape) escape = false;
-      else if (c == '\\') escape = true;
-      else if (c == '"') in_string = false;
+      if (escape)
+        escape = false;
+      else if (c == '\\')
+        escape = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '{' || c == '[') worst = std::max(worst, ++depth);
-    else if (c == '}' || c == ']') --depth;
+    if (c == '"')
+      in_string = true;
+    else if (c == '{' || c == '[')
+      worst = std::max(worst, ++depth);
+    else if (c == '}' || c == ']')
+      --depth;
   }
   return worst;
 }
@@ -40,7 +46,11 @@ nlohmann::json parse_json_object(const Request& req) {
   if (auto ct = req.header("content-type"); ct && !req.body.empty()) {
     std::string v(*ct);
     if (v.find("json") == std::string::npos)
-      throw Problem{415, "", "expected Content-Type application/json, got '" + v + "'", {}, nlohmann::json::object()};
+      throw Problem{415,
+                    "",
+                    "expected Content-Type application/json, got '" + v + "'",
+                    {},
+                    nlohmann::json::object()};
   }
   if (req.body.empty()) throw bad_request("the request body is empty; expected a JSON object");
   if (max_depth(req.body) > 32) throw bad_request("the JSON body is nested deeper than 32 levels");
@@ -60,14 +70,19 @@ const nlohmann::json* ObjectReader::get(const std::string& key) {
   return &*it;
 }
 
-bool ObjectReader::present(const std::string& key) const { return obj_.contains(key); }
-bool ObjectReader::is_null(const std::string& key) const { return obj_.contains(key) && obj_.at(key).is_null(); }
+bool ObjectReader::present(const std::string& key) const {
+  return obj_.contains(key);
+}
+bool ObjectReader::is_null(const std::string& key) const {
+  return obj_.contains(key) && obj_.at(key).is_null();
+}
 
 void ObjectReader::error(const std::string& key, std::string message) {
   errors_.push_back({prefix_ + key, std::move(message)});
 }
 
-std::optional<std::string> ObjectReader::string(const std::string& key, bool required, size_t max_len) {
+std::optional<std::string> ObjectReader::string(const std::string& key, bool required,
+                                                size_t max_len) {
   const auto* v = get(key);
   if (!v) {
     if (required) error(key, "is required");
@@ -89,7 +104,8 @@ std::optional<std::string> ObjectReader::string(const std::string& key, bool req
   return s;
 }
 
-std::optional<int64_t> ObjectReader::integer(const std::string& key, bool required, int64_t min, int64_t max) {
+std::optional<int64_t> ObjectReader::integer(const std::string& key, bool required, int64_t min,
+                                             int64_t max) {
   const auto* v = get(key);
   if (!v) {
     if (required) error(key, "is required");
@@ -98,7 +114,8 @@ std::optional<int64_t> ObjectReader::integer(const std::string& key, bool requir
   if (!v->is_number_integer()) {
     if (v->is_number_float()) {
       double d = v->get<double>();
-      if (std::floor(d) == d && std::fabs(d) < 9e15) return integer_check(key, static_cast<int64_t>(d), min, max);
+      if (std::floor(d) == d && std::fabs(d) < 9e15)
+        return integer_check(key, static_cast<int64_t>(d), min, max);
     }
     error(key, "must be an integer");
     return std::nullopt;
@@ -110,7 +127,8 @@ std::optional<int64_t> ObjectReader::integer(const std::string& key, bool requir
   return integer_check(key, v->get<int64_t>(), min, max);
 }
 
-std::optional<int64_t> ObjectReader::integer_check(const std::string& key, int64_t value, int64_t min, int64_t max) {
+std::optional<int64_t> ObjectReader::integer_check(const std::string& key, int64_t value,
+                                                   int64_t min, int64_t max) {
   if (value < min || value > max) {
     error(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
     return std::nullopt;
@@ -118,7 +136,8 @@ std::optional<int64_t> ObjectReader::integer_check(const std::string& key, int64
   return value;
 }
 
-std::optional<double> ObjectReader::number(const std::string& key, bool required, double min, double max) {
+std::optional<double> ObjectReader::number(const std::string& key, bool required, double min,
+                                           double max) {
   const auto* v = get(key);
   if (!v) {
     if (required) error(key, "is required");
@@ -149,7 +168,8 @@ std::optional<bool> ObjectReader::boolean(const std::string& key, bool required)
   return v->get<bool>();
 }
 
-std::optional<nlohmann::json> ObjectReader::object(const std::string& key, bool required, bool string_values) {
+std::optional<nlohmann::json> ObjectReader::object(const std::string& key, bool required,
+                                                   bool string_values) {
   const auto* v = get(key);
   if (!v) {
     if (required) error(key, "is required");
@@ -176,7 +196,8 @@ std::optional<nlohmann::json> ObjectReader::any(const std::string& key) {
   return *v;
 }
 
-std::optional<std::vector<std::string>> ObjectReader::string_array(const std::string& key, bool required,
+std::optional<std::vector<std::string>> ObjectReader::string_array(const std::string& key,
+                                                                   bool required,
                                                                    size_t max_items) {
   const auto* v = get(key);
   if (!v) {

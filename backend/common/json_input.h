@@ -30,12 +30,14 @@ class ObjectReader {
                                double max = 1e300);
   std::optional<bool> boolean(const std::string& key, bool required);
   // Any JSON object (e.g. labels): string values only when string_values is set.
-  std::optional<nlohmann::json> object(const std::string& key, bool required, bool string_values = false);
+  std::optional<nlohmann::json> object(const std::string& key, bool required,
+                                       bool string_values = false);
   std::optional<nlohmann::json> any(const std::string& key);  // accepted as is
   std::optional<std::vector<std::string>> string_array(const std::string& key, bool required,
                                                        size_t max_items = 100);
   // A string that must be one of choices.
-  std::optional<std::string> choice(const std::string& key, bool required, const std::vector<std::string>& choices);
+  std::optional<std::string> choice(const std::string& key, bool required,
+                                    const std::vector<std::string>& choices);
   bool present(const std::string& key) const;
   bool is_null(const std::string& key) const;
 
@@ -48,7 +50,8 @@ class ObjectReader {
 
  private:
   const nlohmann::json* get(const std::string& key);
-  std::optional<int64_t> integer_check(const std::string& key, int64_t value, int64_t min, int64_t max);
+  std::optional<int64_t> integer_check(const std::string& key, int64_t value, int64_t min,
+                                       int64_t max);
   const nlohmann::json& obj_;
   std::string prefix_;
   std::set<std::string> seen_;

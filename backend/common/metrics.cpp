@@ -82,14 +82,16 @@ std::string Registry::render() const {
     out += "# TYPE podium_http_request_duration_seconds histogram\n";
     for (const auto& [key, h] : latency_) {
       auto p = split3(key);
-      std::string labels = "method=\"" + escape_label(p[0]) + "\",route=\"" + escape_label(p[1]) + "\"";
+      std::string labels =
+          "method=\"" + escape_label(p[0]) + "\",route=\"" + escape_label(p[1]) + "\"";
       for (size_t i = 0; i < h.buckets.size(); ++i)
         out += "podium_http_request_duration_seconds_bucket{" + labels + ",le=\"" +
                fmt(latency_buckets()[i]) + "\"} " + std::to_string(h.buckets[i]) + "\n";
       out += "podium_http_request_duration_seconds_bucket{" + labels + ",le=\"+Inf\"} " +
              std::to_string(h.count) + "\n";
       out += "podium_http_request_duration_seconds_sum{" + labels + "} " + fmt(h.sum) + "\n";
-      out += "podium_http_request_duration_seconds_count{" + labels + "} " + std::to_string(h.count) + "\n";
+      out += "podium_http_request_duration_seconds_count{" + labels + "} " +
+             std::to_string(h.count) + "\n";
     }
     for (const auto& [name, c] : counters_) {
       out += "# HELP " + name + " " + c.first + "\n# TYPE " + name + " counter\n";

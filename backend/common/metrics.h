@@ -12,7 +12,8 @@ namespace podium::metrics {
 
 class Registry {
  public:
-  void observe_request(const std::string& method, const std::string& route, int status, double seconds);
+  void observe_request(const std::string& method, const std::string& route, int status,
+                       double seconds);
   void count(const std::string& name, const std::string& help, double delta = 1.0);
   // Gauges computed on demand: fn appends "name{labels} value" lines (with HELP/TYPE it writes).
   void add_collector(std::function<void(std::string&)> fn);
@@ -25,8 +26,8 @@ class Registry {
     double sum = 0;
   };
   mutable std::mutex mu_;
-  std::map<std::string, uint64_t> requests_;        // key: method|route|status
-  std::map<std::string, Histogram> latency_;        // key: method|route
+  std::map<std::string, uint64_t> requests_;                        // key: method|route|status
+  std::map<std::string, Histogram> latency_;                        // key: method|route
   std::map<std::string, std::pair<std::string, double>> counters_;  // name -> (help, value)
   std::vector<std::function<void(std::string&)>> collectors_;
 };

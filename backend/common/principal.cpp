@@ -11,9 +11,12 @@ std::optional<Role> parse_role(const std::string& s) {
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::admin: return "admin";
-    case Role::member: return "member";
-    case Role::viewer: return "viewer";
+    case Role::admin:
+      return "admin";
+    case Role::member:
+      return "member";
+    case Role::viewer:
+      return "viewer";
   }
   return "viewer";
 }

@@ -10,8 +10,8 @@ enum class Role { viewer, member, admin };
 
 struct Principal {
   enum class Kind { user, worker } kind = Kind::user;
-  std::string user_id;     // users only
-  std::string username;    // users only
+  std::string user_id;   // users only
+  std::string username;  // users only
   Role role = Role::viewer;
   std::string cluster_id;  // workers only: the cluster the token belongs to
   std::string token_id;    // API token or worker token id ("" for session cookies)

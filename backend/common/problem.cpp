@@ -4,23 +4,40 @@ namespace podium::http {
 
 std::string status_title(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
+    case 415:
+      return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Entity";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Error";
   }
 }
 
@@ -53,14 +70,26 @@ Response Problem::to_response() const {
 Problem bad_request(std::string detail, std::vector<FieldError> errors) {
   return {400, "", std::move(detail), std::move(errors), nlohmann::json::object()};
 }
-Problem unauthorized(std::string detail) { return {401, "", std::move(detail), {}, nlohmann::json::object()}; }
-Problem forbidden(std::string detail) { return {403, "", std::move(detail), {}, nlohmann::json::object()}; }
-Problem not_found(std::string detail) { return {404, "", std::move(detail), {}, nlohmann::json::object()}; }
-Problem conflict(std::string detail) { return {409, "", std::move(detail), {}, nlohmann::json::object()}; }
+Problem unauthorized(std::string detail) {
+  return {401, "", std::move(detail), {}, nlohmann::json::object()};
+}
+Problem forbidden(std::string detail) {
+  return {403, "", std::move(detail), {}, nlohmann::json::object()};
+}
+Problem not_found(std::string detail) {
+  return {404, "", std::move(detail), {}, nlohmann::json::object()};
+}
+Problem conflict(std::string detail) {
+  return {409, "", std::move(detail), {}, nlohmann::json::object()};
+}
 Problem unprocessable(std::string detail, std::vector<FieldError> errors) {
   return {422, "", std::move(detail), std::move(errors), nlohmann::json::object()};
 }
-Problem payload_too_large(std::string detail) { return {413, "", std::move(detail), {}, nlohmann::json::object()}; }
-Problem unavailable(std::string detail) { return {503, "", std::move(detail), {}, nlohmann::json::object()}; }
+Problem payload_too_large(std::string detail) {
+  return {413, "", std::move(detail), {}, nlohmann::json::object()};
+}
+Problem unavailable(std::string detail) {
+  return {503, "", std::move(detail), {}, nlohmann::json::object()};
+}
 
 }  // namespace podium::http

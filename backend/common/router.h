@@ -16,11 +16,11 @@ namespace podium::http {
 
 // Who may call a route. Finer rules (members manage only their own runs) live in handlers.
 enum class Access {
-  open,     // no credentials: /healthz, login, static files
-  reader,   // any signed-in user: admin, member, viewer
-  writer,   // admin or member
-  admin,    // admin only
-  agent,    // worker tokens only (for their own cluster)
+  open,    // no credentials: /healthz, login, static files
+  reader,  // any signed-in user: admin, member, viewer
+  writer,  // admin or member
+  admin,   // admin only
+  agent,   // worker tokens only (for their own cluster)
 };
 
 struct RequestContext {

@@ -22,7 +22,8 @@ std::string to_hex(const unsigned char* data, size_t n) {
 }  // namespace
 
 std::string base64url_encode(std::string_view bytes) {
-  const size_t len = sodium_base64_encoded_len(bytes.size(), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+  const size_t len =
+      sodium_base64_encoded_len(bytes.size(), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
   std::string out(len, '\0');
   sodium_bin2base64(out.data(), out.size(), reinterpret_cast<const unsigned char*>(bytes.data()),
                     bytes.size(), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
@@ -46,7 +47,8 @@ std::optional<std::string> base64url_decode(std::string_view text) {
 std::string new_token(std::string_view prefix) {
   unsigned char buf[32];
   randombytes_buf(buf, sizeof buf);
-  return std::string(prefix) + base64url_encode(std::string_view(reinterpret_cast<char*>(buf), sizeof buf));
+  return std::string(prefix) +
+         base64url_encode(std::string_view(reinterpret_cast<char*>(buf), sizeof buf));
 }
 
 std::string token_hash(std::string_view token) {
@@ -64,8 +66,9 @@ std::string random_hex(size_t bytes) {
 std::optional<std::string> hash_password(std::string_view password) {
   char out[crypto_pwhash_STRBYTES];
   // Interactive limits: ~64 MiB and a few passes; login is rare and must stay under a second.
-  if (crypto_pwhash_str_alg(out, password.data(), password.size(), crypto_pwhash_OPSLIMIT_INTERACTIVE,
-                            crypto_pwhash_MEMLIMIT_INTERACTIVE, crypto_pwhash_ALG_ARGON2ID13) != 0)
+  if (crypto_pwhash_str_alg(out, password.data(), password.size(),
+                            crypto_pwhash_OPSLIMIT_INTERACTIVE, crypto_pwhash_MEMLIMIT_INTERACTIVE,
+                            crypto_pwhash_ALG_ARGON2ID13) != 0)
     return std::nullopt;
   return std::string(out);
 }

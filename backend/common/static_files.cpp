@@ -37,7 +37,8 @@ std::optional<Response> StaticFiles::serve(const Request& req) const {
 
   std::error_code ec;
   fs::path candidate = fs::weakly_canonical(fs::path(root_) / fs::path(p).relative_path(), ec);
-  const bool inside = !ec && (candidate.string() == root_ || candidate.string().rfind(root_ + "/", 0) == 0);
+  const bool inside =
+      !ec && (candidate.string() == root_ || candidate.string().rfind(root_ + "/", 0) == 0);
   if (!inside) return std::nullopt;  // traversal attempt: treated as unknown
   bool is_asset = fs::is_regular_file(candidate, ec);
   if (!is_asset) {

@@ -127,13 +127,14 @@ struct Session : std::enable_shared_from_this<Session> {
     parser->body_limit(server.options.max_body_bytes);
     parser->header_limit(static_cast<std::uint32_t>(server.options.max_header_bytes));
     stream.expires_after(server.options.read_timeout);
-    bhttp::async_read(stream, buffer, *parser,
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    bhttp::async_read(
+        stream, buffer, *parser,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
   void on_read(beast::error_code ec) {
-    if (ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
-        ec == net::error::operation_aborted)
+    if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+        ec == net::error::connection_reset || ec == net::error::operation_aborted)
       return close();
     if (ec == beast::error::timeout) {
       server.reject(0, "read deadline exceeded", remote);
@@ -141,13 +142,15 @@ struct Session : std::enable_shared_from_this<Session> {
     }
     if (ec == bhttp::error::body_limit) {
       server.reject(413, "body over limit", remote);
-      return write_and_linger(problem_response(
-          413, "request body exceeds the limit of " + std::to_string(server.options.max_body_bytes) + " bytes"));
+      return write_and_linger(
+          problem_response(413, "request body exceeds the limit of " +
+                                    std::to_string(server.options.max_body_bytes) + " bytes"));
     }
     if (ec == bhttp::error::header_limit) {
       server.reject(431, "header over limit", remote);
-      return write_and_linger(problem_response(
-          431, "request head exceeds the limit of " + std::to_string(server.options.max_header_bytes) + " bytes"));
+      return write_and_linger(
+          problem_response(431, "request head exceeds the limit of " +
+                                    std::to_string(server.options.max_header_bytes) + " bytes"));
     }
     if (ec) {
       server.reject(400, std::string("malformed request: ") + ec.message(), remote);
@@ -163,7 +166,8 @@ struct Session : std::enable_shared_from_this<Session> {
     req->method = std::string(breq.method_string());
     req->target = std::string(breq.target());
     req->remote_address = remote;
-    for (const auto& f : breq) req->headers.emplace_back(lower(f.name_string()), std::string(f.value()));
+    for (const auto& f : breq)
+      req->headers.emplace_back(lower(f.name_string()), std::string(f.value()));
     req->body = std::move(breq.body());
     const bool keep_alive = breq.keep_alive() && !server.stopping;
     const unsigned version = breq.version();
@@ -171,11 +175,14 @@ struct Session : std::enable_shared_from_this<Session> {
     const size_t q = target.find('?');
     auto path = decode_percent(target.substr(0, q), false);
     std::optional<std::vector<std::pair<std::string, std::string>>> query;
-    if (q != std::string_view::npos) query = parse_query(target.substr(q + 1));
-    else query.emplace();
+    if (q != std::string_view::npos)
+      query = parse_query(target.substr(q + 1));
+    else
+      query.emplace();
     if (!path || !query || target.empty() || target.front() != '/') {
       busy = false;
-      return write_response(problem_response(400, "malformed request target"), false, version, false);
+      return write_response(problem_response(400, "malformed request target"), false, version,
+                            false);
     }
     req->path = std::move(*path);
     req->query = std::move(*query);
@@ -189,10 +196,11 @@ struct Session : std::enable_shared_from_this<Session> {
       } catch (const std::exception& e) {
         res = problem_response(500, "internal error");
       }
-      net::post(self->stream.get_executor(), [self, res = std::move(res), keep_alive, version, head]() mutable {
-        if (res.stream) return self->start_stream(std::move(res), version);
-        self->write_response(std::move(res), keep_alive, version, head);
-      });
+      net::post(self->stream.get_executor(),
+                [self, res = std::move(res), keep_alive, version, head]() mutable {
+                  if (res.stream) return self->start_stream(std::move(res), version);
+                  self->write_response(std::move(res), keep_alive, version, head);
+                });
     });
   }
 
@@ -215,12 +223,13 @@ struct Session : std::enable_shared_from_this<Session> {
     auto msg = std::make_shared<BeastResponse>(to_beast(res, keep_alive, version, head));
     pending_write = msg;
     stream.expires_after(server.options.write_timeout);
-    bhttp::async_write(stream, *msg, [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
-      self->pending_write.reset();
-      self->finish_request();
-      if (ec || !keep_alive) return self->close();
-      self->wait_for_request();
-    });
+    bhttp::async_write(stream, *msg,
+                       [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
+                         self->pending_write.reset();
+                         self->finish_request();
+                         if (ec || !keep_alive) return self->close();
+                         self->wait_for_request();
+                       });
   }
 
   void finish_request() {
@@ -236,19 +245,21 @@ struct Session : std::enable_shared_from_this<Session> {
     auto msg = std::make_shared<BeastResponse>(to_beast(res, false, 11, false));
     pending_write = msg;
     stream.expires_after(server.options.write_timeout);
-    bhttp::async_write(stream, *msg, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      self->pending_write.reset();
-      if (ec) return self->close();
-      beast::error_code ignored;
-      self->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-      self->stream.expires_after(std::chrono::seconds(2));
-      self->drain(64 * 1024 * 1024);
-    });
+    bhttp::async_write(stream, *msg,
+                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                         self->pending_write.reset();
+                         if (ec) return self->close();
+                         beast::error_code ignored;
+                         self->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                         self->stream.expires_after(std::chrono::seconds(2));
+                         self->drain(64 * 1024 * 1024);
+                       });
   }
 
   std::array<char, 16384> drain_buf{};
   void drain(size_t budget) {
-    stream.async_read_some(net::buffer(drain_buf), [self = shared_from_this(), budget](beast::error_code ec, std::size_t n) {
+    stream.async_read_some(net::buffer(drain_buf), [self = shared_from_this(), budget](
+                                                       beast::error_code ec, std::size_t n) {
       if (ec || n >= budget) return self->close();
       self->drain(budget - n);
     });
@@ -257,7 +268,8 @@ struct Session : std::enable_shared_from_this<Session> {
   // Server-Sent Events and other streamed bodies: chunked transfer, chunks pulled on the handler
   // pool (next() may block briefly), written on the strand one at a time.
   void start_stream(Response res, unsigned version) {
-    auto msg = std::make_shared<bhttp::response<bhttp::empty_body>>(static_cast<bhttp::status>(res.status), version);
+    auto msg = std::make_shared<bhttp::response<bhttp::empty_body>>(
+        static_cast<bhttp::status>(res.status), version);
     for (auto& [k, v] : res.headers) msg->set(k, v);
     msg->set(bhttp::field::server, "podium");
     msg->chunked(true);
@@ -266,13 +278,14 @@ struct Session : std::enable_shared_from_this<Session> {
     pending_write = msg;
     stream.expires_after(server.options.write_timeout);
     auto body = res.stream;
-    bhttp::async_write_header(stream, *sr, [self = shared_from_this(), sr, msg, body](beast::error_code ec, std::size_t) {
-      if (ec) {
-        self->finish_request();
-        return self->close();
-      }
-      self->pull_chunk(body);
-    });
+    bhttp::async_write_header(
+        stream, *sr, [self = shared_from_this(), sr, msg, body](beast::error_code ec, std::size_t) {
+          if (ec) {
+            self->finish_request();
+            return self->close();
+          }
+          self->pull_chunk(body);
+        });
   }
 
   void pull_chunk(std::shared_ptr<BodyStream> body) {
@@ -285,32 +298,34 @@ struct Session : std::enable_shared_from_this<Session> {
       } catch (const std::exception&) {
         more = false;
       }
-      net::post(self->stream.get_executor(), [self, body, more, chunk = std::move(chunk)]() mutable {
-        if (chunk.empty()) {
-          if (!more) return self->end_stream();
-          return self->pull_chunk(body);
-        }
-        auto data = std::make_shared<std::string>(std::move(chunk));
-        self->stream.expires_after(self->server.options.write_timeout);
-        net::async_write(self->stream, bhttp::make_chunk(net::buffer(*data)),
-                         [self, body, data, more](beast::error_code ec, std::size_t) {
-                           if (ec) {
-                             self->finish_request();
-                             return self->close();
-                           }
-                           if (!more) return self->end_stream();
-                           self->pull_chunk(body);
-                         });
-      });
+      net::post(self->stream.get_executor(),
+                [self, body, more, chunk = std::move(chunk)]() mutable {
+                  if (chunk.empty()) {
+                    if (!more) return self->end_stream();
+                    return self->pull_chunk(body);
+                  }
+                  auto data = std::make_shared<std::string>(std::move(chunk));
+                  self->stream.expires_after(self->server.options.write_timeout);
+                  net::async_write(self->stream, bhttp::make_chunk(net::buffer(*data)),
+                                   [self, body, data, more](beast::error_code ec, std::size_t) {
+                                     if (ec) {
+                                       self->finish_request();
+                                       return self->close();
+                                     }
+                                     if (!more) return self->end_stream();
+                                     self->pull_chunk(body);
+                                   });
+                });
     });
   }
 
   void end_stream() {
     stream.expires_after(server.options.write_timeout);
-    net::async_write(stream, bhttp::make_chunk_last(), [self = shared_from_this()](beast::error_code, std::size_t) {
-      self->finish_request();
-      self->close();
-    });
+    net::async_write(stream, bhttp::make_chunk_last(),
+                     [self = shared_from_this()](beast::error_code, std::size_t) {
+                       self->finish_request();
+                       self->close();
+                     });
   }
 
   bool closed = false;
@@ -377,12 +392,15 @@ HttpServer::HttpServer(ServerOptions options, RequestHandler handler, RejectHand
   impl_->on_reject = std::move(on_reject);
 }
 
-HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
+HttpServer::~HttpServer() {
+  stop(std::chrono::milliseconds(0));
+}
 
 void HttpServer::start() {
   auto& s = *impl_;
   beast::error_code ec;
-  auto address = net::ip::make_address(s.options.host == "localhost" ? "127.0.0.1" : s.options.host, ec);
+  auto address =
+      net::ip::make_address(s.options.host == "localhost" ? "127.0.0.1" : s.options.host, ec);
   if (ec) throw std::runtime_error("listen: invalid address '" + s.options.host + "'");
   tcp::endpoint ep{address, static_cast<unsigned short>(s.options.port)};
   s.acceptor.open(ep.protocol(), ec);
@@ -390,17 +408,22 @@ void HttpServer::start() {
   if (!ec) s.acceptor.bind(ep, ec);
   if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec)
-    throw std::runtime_error("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) + ": " +
-                             ec.message());
+    throw std::runtime_error("cannot listen on " + s.options.host + ":" +
+                             std::to_string(s.options.port) + ": " + ec.message());
   s.bound_port = s.acceptor.local_endpoint().port();
   s.handlers = std::make_unique<net::thread_pool>(static_cast<size_t>(s.options.handler_threads));
   s.work.emplace(s.ioc.get_executor());
   s.do_accept();
-  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) s.io_threads.emplace_back([&s] { s.ioc.run(); });
+  for (int i = 0; i < std::max(1, s.options.io_threads); ++i)
+    s.io_threads.emplace_back([&s] { s.ioc.run(); });
 }
 
-int HttpServer::port() const { return impl_->bound_port; }
-int HttpServer::open_connections() const { return impl_->connections.load(); }
+int HttpServer::port() const {
+  return impl_->bound_port;
+}
+int HttpServer::open_connections() const {
+  return impl_->connections.load();
+}
 
 void HttpServer::stop(std::chrono::milliseconds grace) {
   auto& s = *impl_;

@@ -42,23 +42,29 @@ std::map<std::string, std::string> podium_environment() {
 // so every line of the log stays parseable.
 class JsonMessageFlag : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
     std::string_view text(msg.payload.data(), msg.payload.size());
     std::string out;
-    if (!text.empty() && text.front() == '{' && !nlohmann::json::parse(text, nullptr, false).is_discarded())
+    if (!text.empty() && text.front() == '{' &&
+        !nlohmann::json::parse(text, nullptr, false).is_discarded())
       out = std::string(text);
     else
-      out = nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      out = nlohmann::json(std::string(text))
+                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     dest.append(out.data(), out.data() + out.size());
   }
-  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonMessageFlag>(); }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessageFlag>();
+  }
 };
 
 std::shared_ptr<spdlog::logger> make_logger(const ServerConfig& c) {
   auto logger = spdlog::stdout_logger_mt("podium");
   if (c.log_format == "json") {
     auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-    formatter->add_flag<JsonMessageFlag>('*').set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","event":%*})");
+    formatter->add_flag<JsonMessageFlag>('*').set_pattern(
+        R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","event":%*})");
     logger->set_formatter(std::move(formatter));
   } else
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
@@ -67,7 +73,9 @@ std::shared_ptr<spdlog::logger> make_logger(const ServerConfig& c) {
   return logger;
 }
 
-std::string jline(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string jline(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -163,9 +171,11 @@ int run(int argc, char** argv) {
     out += "podium_db_pool_connections{state=\"in_use\"} " + std::to_string(s.in_use) + "\n";
     out += "podium_db_pool_connections{state=\"idle\"} " + std::to_string(s.idle) + "\n";
     out += "# HELP podium_db_pool_waiting Requests waiting for a database connection.\n";
-    out += "# TYPE podium_db_pool_waiting gauge\npodium_db_pool_waiting " + std::to_string(s.waiting) + "\n";
+    out += "# TYPE podium_db_pool_waiting gauge\npodium_db_pool_waiting " +
+           std::to_string(s.waiting) + "\n";
     out += "# HELP podium_db_errors_total Database errors (all kinds).\n";
-    out += "# TYPE podium_db_errors_total counter\npodium_db_errors_total " + std::to_string(s.errors) + "\n";
+    out += "# TYPE podium_db_errors_total counter\npodium_db_errors_total " +
+           std::to_string(s.errors) + "\n";
     out += "# HELP podium_build_info Build information.\n# TYPE podium_build_info gauge\n";
     out += "podium_build_info{version=\"" PODIUM_VERSION "\"} 1\n";
   });
@@ -187,7 +197,9 @@ int run(int argc, char** argv) {
       so, [&app](http::Request& req) { return app.handle(req); },
       [&log, &registry](const http::RejectedRequest& r) {
         registry.observe_request("-", "(rejected)", r.status, 0);
-        log->info(jline({{"msg", "request rejected"}, {"status", r.status}, {"reason", r.reason},
+        log->info(jline({{"msg", "request rejected"},
+                         {"status", r.status},
+                         {"reason", r.reason},
                          {"remote", r.remote_address}}));
       });
   try {
@@ -197,14 +209,18 @@ int run(int argc, char** argv) {
     return 1;
   }
 
-  const std::string url = "http://" + (config.listen_host.find(':') != std::string::npos ? "[" + config.listen_host + "]"
-                                                                                          : config.listen_host) +
-                          ":" + std::to_string(server.port());
-  log->info(jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
+  const std::string url =
+      "http://" +
+      (config.listen_host.find(':') != std::string::npos ? "[" + config.listen_host + "]"
+                                                         : config.listen_host) +
+      ":" + std::to_string(server.port());
+  log->info(
+      jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
   // Plain lines for people and scripts (the token is never written to the structured log).
   std::cout << "podium-server listening on " << url << std::endl;
   if (boot.generated_admin_token)
-    std::cout << "admin token (shown once, store it now): " << *boot.generated_admin_token << std::endl;
+    std::cout << "admin token (shown once, store it now): " << *boot.generated_admin_token
+              << std::endl;
 
   int sig = 0;
   sigwait(&signals, &sig);

@@ -87,7 +87,8 @@ TEST(Config, ExampleFileDocumentsEveryKeyWithItsDefault) {
   EXPECT_EQ(r.config.max_body_bytes, d.config.max_body_bytes);
   EXPECT_EQ(r.config.read_timeout, d.config.read_timeout);
   for (const auto& k : config_keys()) {
-    const std::string leaf = k.key.substr(k.key.rfind('.') == std::string::npos ? 0 : k.key.rfind('.') + 1);
+    const std::string leaf =
+        k.key.substr(k.key.rfind('.') == std::string::npos ? 0 : k.key.rfind('.') + 1);
     EXPECT_NE(text.find(leaf + ":"), std::string::npos) << k.key << " is not documented";
     EXPECT_NE(text.find(k.env), std::string::npos) << k.env << " is not documented";
   }

@@ -16,7 +16,8 @@ Request json_request(std::string body) {
 }
 
 TEST(JsonInput, MalformedBodiesAre400) {
-  const std::vector<std::string> bodies = {"", "{", "[1,2]", "\"x\"", "{\"a\":}", std::string(100, '[')};
+  const std::vector<std::string> bodies = {"",      "{",        "[1,2]",
+                                           "\"x\"", "{\"a\":}", std::string(100, '[')};
   for (const auto& body : bodies) {
     try {
       parse_json_object(json_request(body));
@@ -39,7 +40,8 @@ TEST(JsonInput, WrongContentTypeIs415) {
 }
 
 TEST(JsonInput, CollectsEveryFieldError) {
-  auto j = nlohmann::json::parse(R"({"name": 5, "num_slices": "two", "extra": true, "labels": {"a": 1}})");
+  auto j = nlohmann::json::parse(
+      R"({"name": 5, "num_slices": "two", "extra": true, "labels": {"a": 1}})");
   ObjectReader in(j);
   in.string("name", true);
   in.integer("num_slices", false, 1, 10);
@@ -48,7 +50,8 @@ TEST(JsonInput, CollectsEveryFieldError) {
   in.reject_unknown_fields();
   std::set<std::string> fields;
   for (const auto& e : in.errors()) fields.insert(e.field);
-  EXPECT_EQ(fields, (std::set<std::string>{"name", "num_slices", "accelerator", "labels.a", "extra"}));
+  EXPECT_EQ(fields,
+            (std::set<std::string>{"name", "num_slices", "accelerator", "labels.a", "extra"}));
   try {
     in.finish();
     FAIL();

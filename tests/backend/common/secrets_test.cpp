@@ -29,7 +29,8 @@ TEST_F(SecretsTest, TokensCarry32RandomBytesAndDiffer) {
 
 TEST_F(SecretsTest, TokenHashIsSha256Hex) {
   // SHA-256("abc"), FIPS 180-2 test vector.
-  EXPECT_EQ(secrets::token_hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(secrets::token_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST_F(SecretsTest, PasswordsVerifyOnlyWithTheRightPassword) {

@@ -15,8 +15,9 @@ namespace fs = std::filesystem;
 class StaticFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::temp_directory_path() / ("podium-static-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    base_ = fs::temp_directory_path() /
+            ("podium-static-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(base_ / "web" / "assets");
     write(base_ / "web" / "index.html", "<html>shell</html>");
     write(base_ / "web" / "assets" / "app-1a2b.js", "console.log(1)");
@@ -58,7 +59,8 @@ TEST_F(StaticFilesTest, MissingFilesWithExtensionAndApiPathsAreNotServed) {
 
 TEST_F(StaticFilesTest, TraversalOutsideTheRootIsRefused) {
   StaticFiles files((base_ / "web").string());
-  for (const std::string p : {"/../secret.txt", "/assets/../../secret.txt", "/../../../../etc/passwd"}) {
+  for (const std::string p :
+       {"/../secret.txt", "/assets/../../secret.txt", "/../../../../etc/passwd"}) {
     auto r = files.serve(get(p));
     if (r) {
       EXPECT_EQ(r->body, "<html>shell</html>") << p;  // never the file outside the root
