@@ -1,0 +1,81 @@
+#include "engine/worker/control_plane.h"
+
+#include "engine/client/http_client.h"
+
+namespace podium::worker {
+
+namespace {
+
+// Answers of the agent API are small; a larger one is a misbehaving server.
+constexpr size_t kMaxResponseBytes = 1024 * 1024;
+
+class HttpControlPlane final : public ControlPlane {
+ public:
+  HttpControlPlane(const std::string& url, const std::string& token) : client_(url, token) {}
+
+  ApiResult call(const std::string& method, const std::string& path, const std::string& body,
+                 std::chrono::milliseconds timeout) override {
+    client::RequestOptions options;
+    options.timeout = timeout;
+    options.max_response_bytes = kMaxResponseBytes;
+    const auto result = client_.request(method, "/api/v1/agent/" + path, body, options);
+    if (!result.ok()) {
+      ApiResult r;
+      r.kind = ApiResult::Kind::transient;
+      r.error = result.error ? result.error->message : "request failed";
+      return r;
+    }
+    return classify(result.response->status, result.response->body);
+  }
+
+ private:
+  client::HttpClient client_;
+};
+
+}  // namespace
+
+ApiResult classify(int status, std::string body) {
+  ApiResult r;
+  r.status = status;
+  r.body = std::move(body);
+  if (status >= 200 && status < 300) {
+    r.kind = ApiResult::Kind::ok;
+  } else if (status >= 500 || status == 408 || status == 429 || status < 100) {
+    r.kind = ApiResult::Kind::transient;
+    r.error = "HTTP " + std::to_string(status);
+  } else {
+    r.kind = ApiResult::Kind::rejected;
+    r.error = "HTTP " + std::to_string(status);
+  }
+  return r;
+}
+
+std::string ApiResult::describe() const {
+  if (status == 0) return error;
+  std::string text = "HTTP " + std::to_string(status);
+  const auto j = json();
+  if (j.is_object()) {
+    for (const char* key : {"detail", "title"}) {
+      if (j.contains(key) && j[key].is_string() && !j[key].get<std::string>().empty()) {
+        return text + ": " + j[key].get<std::string>();
+      }
+    }
+  }
+  if (!body.empty()) text += ": " + body.substr(0, 200);
+  return text;
+}
+
+nlohmann::json ApiResult::json() const {
+  return nlohmann::json::parse(body, nullptr, false);
+}
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::shared_ptr<ControlPlane> make_http_control_plane(const std::string& server_url,
+                                                      const std::string& token) {
+  return std::make_shared<HttpControlPlane>(server_url, token);
+}
+
+}  // namespace podium::worker

@@ -1,0 +1,42 @@
+#pragma once
+// podium-worker's command line (docs: ../shared/api.md, "Processes and configuration").
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace podium::worker {
+
+struct WorkerFlags {
+  std::string server;  // --server or PODIUM_SERVER
+  std::string token;   // --token or PODIUM_TOKEN (never printed)
+  std::string cluster;
+  int slice = -1;
+  int host = -1;
+  std::string workdir;  // default ./podium-worker-<cluster>-<slice>-<host>, made absolute
+  std::string address;  // default: first non-loopback IPv4, else 127.0.0.1
+  std::string hostname;
+  int devices = 1;
+  uint64_t spool_max_bytes = 268435456;
+  std::string log_format = "text";
+  bool help = false;
+};
+
+struct ParsedFlags {
+  std::optional<WorkerFlags> flags;
+  std::string error;  // when flags is empty: what is wrong, for stderr (exit 2)
+};
+
+// `getenv` supplies PODIUM_SERVER / PODIUM_TOKEN when the flags are absent. Fills the defaults.
+ParsedFlags parse_flags(
+    const std::vector<std::string>& args,
+    const std::function<std::optional<std::string>(const std::string&)>& getenv);
+
+std::string usage();
+// The first non-loopback IPv4 address of an interface that is up, else "127.0.0.1".
+std::string default_address();
+std::string default_hostname();
+
+}  // namespace podium::worker

@@ -1,0 +1,373 @@
+#include "engine/worker/rank_runner.h"
+
+#include <signal.h>
+
+#include <stdexcept>
+
+#include "engine/client/http_client.h"
+#include "engine/worker/checkpoint_scanner.h"
+#include "engine/worker/environment.h"
+#include "engine/worker/line_splitter.h"
+#include "engine/worker/logging.h"
+
+namespace podium::worker {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kReadSlice{100};
+
+nlohmann::json exit_body(int rank, const ExitStatus& status) {
+  nlohmann::json body = {{"rank", rank}, {"state", "exited"}};
+  body["exit_code"] = status.exit_code ? nlohmann::json(*status.exit_code) : nlohmann::json();
+  body["signal"] = status.signal ? nlohmann::json(*status.signal) : nlohmann::json();
+  return body;
+}
+
+}  // namespace
+
+RankRunner::RankRunner(Assignment assignment, RankContext context)
+    : assignment_(std::move(assignment)), ctx_(std::move(context)) {}
+
+RankRunner::~RankRunner() {
+  abandon();
+  for (std::thread* t : {&supervise_thread_, &upload_thread_, &report_thread_}) {
+    if (t->joinable()) t->join();
+  }
+}
+
+std::string RankRunner::path(const std::string& what) const {
+  return "attempts/" + client::percent_encode(assignment_.attempt_id) + "/" + what;
+}
+
+void RankRunner::start() {
+  std::string spool_error;
+  const std::string rank_name = "rank-" + std::to_string(assignment_.rank);
+  try {
+    spool_ = std::make_unique<LogSpool>(
+        ctx_.agent_workdir / "logs" / assignment_.attempt_id / (rank_name + ".log"),
+        ctx_.agent_workdir / "spool", assignment_.attempt_id + "." + rank_name, *ctx_.budget,
+        *ctx_.clock, ctx_.spool);
+  } catch (const std::exception& e) {
+    spool_error = e.what();
+  }
+  {
+    std::lock_guard lock(mu_);
+    started_ = true;
+    threads_running_ = spool_ ? 3 : 2;
+  }
+  if (!spool_) {
+    log().error("attempt {} rank {}: cannot keep its log lines: {}", assignment_.attempt_id,
+                assignment_.rank, spool_error);
+  }
+  report_thread_ = std::thread([this] { report(); });
+  if (spool_) upload_thread_ = std::thread([this] { upload(); });
+  supervise_thread_ = std::thread([this] { supervise(); });
+}
+
+void RankRunner::cancel(milliseconds grace) {
+  std::lock_guard lock(mu_);
+  if (!pending_cancel_) pending_cancel_ = grace;
+  if (supervisor_ != nullptr) supervisor_->cancel(grace);
+  cv_.notify_all();
+}
+
+void RankRunner::abandon() {
+  {
+    std::lock_guard lock(mu_);
+    abandoned_ = true;
+  }
+  cv_.notify_all();
+  if (spool_) spool_->notify();
+}
+
+bool RankRunner::abandoned() const {
+  std::lock_guard lock(mu_);
+  return abandoned_;
+}
+
+bool RankRunner::sleep_for(milliseconds d) {
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, d, [&] { return abandoned_; });
+}
+
+void RankRunner::thread_done() {
+  {
+    std::lock_guard lock(mu_);
+    --threads_running_;
+  }
+  cv_.notify_all();
+}
+
+bool RankRunner::finished() const {
+  std::lock_guard lock(mu_);
+  return started_ && threads_running_ == 0;
+}
+
+bool RankRunner::wait_finished(milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return started_ && threads_running_ == 0; });
+}
+
+bool RankRunner::exit_reported() const {
+  std::lock_guard lock(mu_);
+  return exit_reported_;
+}
+
+std::optional<pid_t> RankRunner::pid() const {
+  std::lock_guard lock(mu_);
+  return pid_;
+}
+
+void RankRunner::enqueue(Report r) {
+  {
+    std::lock_guard lock(mu_);
+    reports_.push_back(std::move(r));
+  }
+  cv_.notify_all();
+}
+
+void RankRunner::fail_to_start(const std::string& why) {
+  log().error("attempt {} rank {}: cannot start the process: {}", assignment_.attempt_id,
+              assignment_.rank, why);
+  if (spool_) {
+    // The reason reaches the run's log; the budget cannot refuse the first lines of an empty
+    // spool for long, so wait for room rather than lose them.
+    nlohmann::json argv = assignment_.command;
+    for (const std::string& line : {"podium-worker: cannot start the process: " + why,
+                                    "podium-worker: command: " + dump(argv)}) {
+      const std::string clean = std::string(utf8_prefix(sanitize_utf8(line), kMaxLineBytes));
+      while (!spool_->try_append(clean) && !abandoned()) {
+        ctx_.budget->wait_for_room(clean.size() + 1, kReadSlice);
+      }
+    }
+    spool_->close();
+  }
+  ExitStatus status;
+  status.exit_code = 127;
+  enqueue(Report{"status", exit_body(assignment_.rank, status), true});
+}
+
+void RankRunner::supervise() {
+  struct Done {
+    RankRunner* self;
+    ~Done() { self->thread_done(); }
+  } done{this};
+
+  if (!assignment_.invalid.empty())
+    return fail_to_start("invalid assignment: " + assignment_.invalid);
+  if (!spool_) return fail_to_start("cannot keep the process's output");
+
+  LaunchSpec spec;
+  spec.argv = assignment_.command;
+  spec.env = merge_environment(ctx_.base_env, assignment_.env);
+  spec.cwd = assignment_.workdir.empty() ? ctx_.agent_workdir : fs::path(assignment_.workdir);
+  std::error_code ec;
+  fs::create_directories(spec.cwd, ec);
+  if (ec && !fs::is_directory(spec.cwd)) {
+    return fail_to_start("cannot create the working directory " + spec.cwd.string() + ": " +
+                         ec.message());
+  }
+  LaunchResult launched = ctx_.launcher->launch(spec);
+  if (!launched.child) return fail_to_start(launched.error);
+
+  ChildProcess& child = *launched.child;
+  ProcessSupervisor supervisor(child, *ctx_.clock, ctx_.timings.exit_linger);
+  {
+    std::lock_guard lock(mu_);
+    pid_ = child.pid();
+    if (pending_cancel_) supervisor.cancel(*pending_cancel_);
+    supervisor_ = &supervisor;
+  }
+  log().info("attempt {} rank {}: started pid {} in {}", assignment_.attempt_id, assignment_.rank,
+             child.pid(), spec.cwd.string());
+  enqueue(Report{
+      "status", {{"rank", assignment_.rank}, {"state", "running"}, {"pid", child.pid()}}, false});
+
+  std::optional<CheckpointScanner> scanner;
+  if (assignment_.checkpoint_dir) scanner.emplace(*assignment_.checkpoint_dir);
+  TimePoint next_scan = ctx_.clock->now();
+  const auto scan = [&] {
+    for (const auto& found : scanner->scan()) {
+      log().info("attempt {}: checkpoint step {} ({} bytes)", assignment_.attempt_id, found.step,
+                 found.bytes);
+      enqueue(Report{"checkpoints",
+                     {{"step", found.step}, {"uri", found.uri}, {"bytes", found.bytes}},
+                     false});
+    }
+  };
+
+  LineSplitter out_split;
+  LineSplitter err_split;
+  std::vector<std::string> pending;
+  size_t pending_pos = 0;
+  bool output_open = true;
+  std::optional<ExitStatus> exit;
+  std::vector<OutputChunk> chunks;
+
+  while (!abandoned()) {
+    while (pending_pos < pending.size() && spool_->try_append(pending[pending_pos])) ++pending_pos;
+    if (pending_pos == pending.size()) {
+      pending.clear();
+      pending_pos = 0;
+    }
+    exit = supervisor.tick();
+    if (scanner && ctx_.clock->now() >= next_scan) {
+      scan();
+      next_scan = ctx_.clock->now() + ctx_.timings.checkpoint_poll;
+    }
+    if (!pending.empty()) {
+      // Backpressure: the spool is full, so the pipe is not read until the server caught up.
+      ctx_.budget->wait_for_room(pending[pending_pos].size() + 1, kReadSlice);
+      continue;
+    }
+    if (output_open) {
+      chunks.clear();
+      output_open = child.read_output(kReadSlice, chunks);
+      for (const auto& chunk : chunks) {
+        (chunk.stream == Stream::out ? out_split : err_split).feed(chunk.bytes, pending);
+      }
+      if (output_open && exit && supervisor.give_up_on_output()) {
+        log().warn("attempt {} rank {}: the process exited but its output stays open; closing it",
+                   assignment_.attempt_id, assignment_.rank);
+        child.close_output();
+        output_open = false;
+      }
+      if (!output_open) {
+        out_split.finish(pending);
+        err_split.finish(pending);
+      }
+      continue;
+    }
+    if (exit) break;
+    // Output closed (the process closed its stdout and stderr) but it still runs.
+    sleep_for(kReadSlice);
+  }
+  {
+    std::lock_guard lock(mu_);
+    supervisor_ = nullptr;
+  }
+  if (abandoned()) {
+    // Shutdown deadline: kill the group now; the child's destructor reaps it.
+    child.signal_group(SIGKILL);
+    spool_->close();
+    return;
+  }
+  spool_->close();
+  if (scanner) scan();  // steps finished just before the exit
+  log().info("attempt {} rank {}: process {} {} {}", assignment_.attempt_id, assignment_.rank,
+             child.pid(), exit->signal ? "killed by signal" : "exited with status",
+             exit->signal ? *exit->signal : exit->exit_code.value_or(-1));
+  enqueue(Report{"status", exit_body(assignment_.rank, *exit), true});
+}
+
+void RankRunner::upload() {
+  struct Done {
+    RankRunner* self;
+    ~Done() { self->thread_done(); }
+  } done{this};
+
+  Backoff backoff(ctx_.timings.backoff_initial, ctx_.timings.backoff_max);
+  size_t max_lines = ctx_.spool.batch_lines;
+  int failures = 0;
+  while (!abandoned() && !spool_->drained()) {
+    if (!spool_->batch_due(ctx_.clock->now())) {
+      spool_->wait(milliseconds(250));
+      continue;
+    }
+    LogBatch batch = spool_->peek_batch(max_lines);
+    if (batch.lines.empty()) {
+      spool_->wait(milliseconds(250));
+      continue;
+    }
+    const nlohmann::json body = {
+        {"rank", assignment_.rank}, {"seq", batch.seq}, {"lines", batch.lines}};
+    const ApiResult r =
+        ctx_.api->call("POST", path("logs"), dump(body), ctx_.timings.request_timeout);
+    if (r.ok()) {
+      if (failures > 0) {
+        log().info("attempt {} rank {}: log upload works again", assignment_.attempt_id,
+                   assignment_.rank);
+      }
+      spool_->ack(batch);
+      backoff.reset();
+      max_lines = ctx_.spool.batch_lines;
+      failures = 0;
+    } else if (r.transient()) {
+      if (failures++ == 0) {
+        log().warn("attempt {} rank {}: log upload failed ({}); retrying", assignment_.attempt_id,
+                   assignment_.rank, r.describe());
+      }
+      sleep_for(backoff.next());
+    } else if (r.status == 413 && batch.lines.size() > 1) {
+      max_lines = std::max<size_t>(1, batch.lines.size() / 2);
+    } else {
+      // The server will never take these lines (unknown attempt, forbidden, …): skipping them
+      // is the only way the rank can still report its exit.
+      log().error("attempt {} rank {}: the server refused lines {}..{} ({}); dropping them",
+                  assignment_.attempt_id, assignment_.rank, batch.seq,
+                  batch.seq + batch.lines.size() - 1, r.describe());
+      spool_->ack(batch);
+    }
+  }
+}
+
+void RankRunner::report() {
+  struct Done {
+    RankRunner* self;
+    ~Done() { self->thread_done(); }
+  } done{this};
+
+  Backoff backoff(ctx_.timings.backoff_initial, ctx_.timings.backoff_max);
+  for (;;) {
+    Report item;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return abandoned_ || !reports_.empty(); });
+      if (abandoned_) return;
+      item = reports_.front();
+    }
+    if (item.is_exit && spool_) {
+      while (!spool_->wait_drained(milliseconds(250))) {
+        if (abandoned()) return;
+      }
+    }
+    int failures = 0;
+    for (;;) {
+      if (abandoned()) return;
+      const ApiResult r =
+          ctx_.api->call("POST", path(item.kind), dump(item.body), ctx_.timings.request_timeout);
+      if (r.ok()) {
+        backoff.reset();
+        const auto answer = r.json();
+        if (!item.is_exit && item.kind == "status" && answer.is_object() &&
+            answer.value("cancel", false)) {
+          log().info("attempt {} rank {}: the server cancels the attempt", assignment_.attempt_id,
+                     assignment_.rank);
+          cancel(grace());
+        }
+        break;
+      }
+      if (!r.transient()) {
+        log().error("attempt {} rank {}: the server refused {} {} ({})", assignment_.attempt_id,
+                    assignment_.rank, item.kind, dump(item.body), r.describe());
+        break;
+      }
+      if (failures++ == 0) {
+        log().warn("attempt {} rank {}: reporting {} failed ({}); retrying", assignment_.attempt_id,
+                   assignment_.rank, item.kind, r.describe());
+      }
+      sleep_for(backoff.next());
+    }
+    std::lock_guard lock(mu_);
+    reports_.pop_front();
+    if (item.is_exit) {
+      exit_reported_ = true;
+      return;
+    }
+  }
+}
+
+}  // namespace podium::worker

@@ -1,0 +1,111 @@
+#pragma once
+// Everything about one rank on this host, from its assignment to its `exited` report.
+//
+// Three threads: the supervisor (start the process, read its pipes into numbered lines, cancel
+// escalation, checkpoint scans, final scan), the uploader (log batches in seq order, retried with
+// backoff) and the reporter (status and checkpoint reports in order, each retried until
+// acknowledged; `exited` only once every line of the rank was acknowledged).
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/worker/assignment.h"
+#include "engine/worker/clock.h"
+#include "engine/worker/control_plane.h"
+#include "engine/worker/log_spool.h"
+#include "engine/worker/process.h"
+#include "engine/worker/process_supervisor.h"
+
+namespace podium::worker {
+
+struct RetryTimings {
+  std::chrono::milliseconds backoff_initial{500};
+  std::chrono::milliseconds backoff_max{10000};
+  std::chrono::milliseconds request_timeout{10000};
+  std::chrono::milliseconds checkpoint_poll{1000};
+  std::chrono::milliseconds exit_linger{2000};  // wait for the pipes' EOF after the exit
+};
+
+struct RankContext {
+  ControlPlane* api = nullptr;
+  ProcessLauncher* launcher = nullptr;
+  const Clock* clock = nullptr;
+  SpoolBudget* budget = nullptr;
+  std::filesystem::path agent_workdir;  // logs/ and spool/ live here; default process cwd
+  std::vector<std::string> base_env;    // the agent's environment
+  RetryTimings timings;
+  SpoolOptions spool;
+};
+
+class RankRunner {
+ public:
+  RankRunner(Assignment assignment, RankContext context);
+  ~RankRunner();  // abandons what is left and joins
+  RankRunner(const RankRunner&) = delete;
+  RankRunner& operator=(const RankRunner&) = delete;
+
+  void start();
+  // SIGTERM to the process group now, SIGKILL after `grace`. Before start(): applied at launch.
+  void cancel(std::chrono::milliseconds grace);
+  // Stop retrying and waiting (the agent's shutdown deadline passed); the process is killed.
+  void abandon();
+
+  bool finished() const;  // every thread ended
+  bool wait_finished(std::chrono::milliseconds timeout) const;
+  bool exit_reported() const;
+
+  const Assignment& assignment() const { return assignment_; }
+  std::optional<pid_t> pid() const;
+  std::chrono::milliseconds grace() const {
+    return std::chrono::seconds(assignment_.grace_seconds);
+  }
+
+ private:
+  struct Report {
+    std::string kind;  // "status" or "checkpoints"
+    nlohmann::json body;
+    bool is_exit = false;
+  };
+
+  void supervise();
+  void upload();
+  void report();
+  void enqueue(Report r);
+  void fail_to_start(const std::string& why);
+  bool sleep_for(std::chrono::milliseconds d);  // false when abandoned
+  bool abandoned() const;
+  void thread_done();
+  std::string path(const std::string& what) const;
+
+  Assignment assignment_;
+  RankContext ctx_;
+  std::unique_ptr<LogSpool> spool_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool abandoned_ = false;
+  int threads_running_ = 0;
+  bool started_ = false;
+  bool exit_reported_ = false;
+  std::optional<std::chrono::milliseconds> pending_cancel_;
+  ProcessSupervisor* supervisor_ = nullptr;  // while the process runs (guarded by mu_)
+  std::optional<pid_t> pid_;
+  std::deque<Report> reports_;
+
+  std::thread supervise_thread_;
+  std::thread upload_thread_;
+  std::thread report_thread_;
+};
+
+}  // namespace podium::worker
