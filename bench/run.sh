@@ -25,3 +25,8 @@ if [ "$found" = 0 ]; then
   echo "no *_bench binaries under $build/bin" >&2
   exit 1
 fi
+
+# Dispatch latency (submit -> process started) against a real server and worker.
+cmake --build "$build" --target podium-server podium-worker -j "$jobs"
+echo "== dispatch_latency"
+/usr/bin/python3 "$root/bench/dispatch_latency.py" --bin-dir "$build/bin"

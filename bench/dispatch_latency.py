@@ -1,0 +1,273 @@
+#!/usr/bin/python3
+"""Dispatch latency: from a client's submit to the run's process running, measured inside it.
+
+Starts a podium-server (embedded PostgreSQL in a temporary directory, or --database-url), a
+cpu-1 cluster with one podium-worker, then submits N `command` runs one after the other. Each
+run's process prints its own start time (`date +%s.%N`, CLOCK_REALTIME like the client's
+clock); the latency of a run is that time minus the client's clock just before it sent
+POST /api/v1/runs. The next run is submitted once the previous one has succeeded and the agent
+is back in its long poll, so every sample is one dispatch to an idle worker.
+
+Prints p50/p90/max and writes bench/results/dispatch_latency.json. Target: p50 < 100 ms.
+Standard library only (Debian's /usr/bin/python3).
+
+  /usr/bin/python3 bench/dispatch_latency.py [--bin-dir build/release/bin] [-n 30]
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET_P50_MS = 100.0
+MARK = "podium-bench-start"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def find_bin_dir(requested):
+    candidates = [requested] if requested else []
+    if os.environ.get("PODIUM_BIN_DIR"):
+        candidates.append(os.environ["PODIUM_BIN_DIR"])
+    for sub in ("build/release/bin", "build-bench/bin", "build/test/bin", "build/e2e-dev/bin"):
+        candidates.append(os.path.join(ROOT, sub))
+    for d in candidates:
+        if all(os.access(os.path.join(d, b), os.X_OK) for b in ("podium-server", "podium-worker")):
+            return os.path.abspath(d)
+    sys.exit("dispatch_latency: podium-server and podium-worker not found in any of: "
+             + ", ".join(candidates) + " (build them, or pass --bin-dir)")
+
+
+class Api:
+    def __init__(self, base, token):
+        self.base = base
+        self.token = token
+
+    def call(self, method, path, body=None, timeout=30):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        req.add_header("Authorization", "Bearer " + self.token)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                text = r.read().decode()
+                return r.status, (json.loads(text) if text else None)
+        except urllib.error.HTTPError as e:
+            text = e.read().decode(errors="replace")
+            try:
+                return e.code, json.loads(text)
+            except ValueError:
+                return e.code, text
+
+    def require(self, method, path, body=None, status=(200,)):
+        code, out = self.call(method, path, body)
+        if code not in status:
+            raise RuntimeError(f"{method} {path} -> {code}: {out}")
+        return out
+
+
+def wait_for_line(proc, log_path, pattern, timeout, what):
+    deadline = time.monotonic() + timeout
+    regex = re.compile(pattern)
+    while time.monotonic() < deadline:
+        with open(log_path, errors="replace") as f:
+            m = regex.search(f.read())
+        if m:
+            return m
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    with open(log_path, errors="replace") as f:
+        tail = "".join(f.readlines()[-30:])
+    sys.exit(f"dispatch_latency: {what} not ready (exit status {proc.poll()}); log tail:\n{tail}")
+
+
+def clean_env(extra=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODIUM_")}
+    env.update(extra or {})
+    return env
+
+
+def percentile(sorted_values, p):
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_values:
+        return float("nan")
+    k = max(0, min(len(sorted_values) - 1, math.ceil(p / 100.0 * len(sorted_values)) - 1))
+    return sorted_values[k]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", "--runs", type=int, default=30, help="measured runs (default 30)")
+    ap.add_argument("--warmup", type=int, default=2, help="runs before measuring (default 2)")
+    ap.add_argument("--bin-dir", help="directory with podium-server and podium-worker")
+    ap.add_argument("--database-url", default=os.environ.get("PODIUM_BENCH_DATABASE_URL", ""),
+                    help="an empty database for the server (default: embedded PostgreSQL)")
+    ap.add_argument("--output", default=os.path.join(ROOT, "bench", "results",
+                                                      "dispatch_latency.json"))
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+
+    bin_dir = find_bin_dir(args.bin_dir)
+    tmp = tempfile.mkdtemp(prefix="podium-bench-dispatch-")
+    os.chmod(tmp, 0o755)  # the embedded PostgreSQL runs as 'postgres' when we are root
+    port = free_port()
+    token = "pdm_bench_" + os.urandom(16).hex()
+    base = f"http://127.0.0.1:{port}"
+    procs = []
+
+    def stop_all():
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+
+    try:
+        server_log = os.path.join(tmp, "server.log")
+        cmd = [os.path.join(bin_dir, "podium-server"), "--listen", f"127.0.0.1:{port}",
+               "--data-dir", os.path.join(tmp, "data"), "--admin-token", token,
+               "--set", "log.level=warn",
+               "--set", "workloads.output_dir=" + os.path.join(tmp, "outputs")]
+        if args.database_url:
+            cmd += ["--database-url", args.database_url]
+        with open(server_log, "w") as log:
+            procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, env=clean_env()))
+        wait_for_line(procs[0], server_log, r"podium-server listening on http://", 120,
+                      "podium-server")
+        api = Api(base, token)
+
+        cluster = "bench-" + os.urandom(4).hex()
+        api.require("POST", "/api/v1/clusters",
+                    {"name": cluster, "accelerator": "cpu-1", "num_slices": 1}, status=(201,))
+        wtoken = api.require("POST", f"/api/v1/clusters/{cluster}/worker-tokens",
+                             status=(201,))["token"]
+        worker_log = os.path.join(tmp, "worker.log")
+        with open(worker_log, "w") as log:
+            procs.append(subprocess.Popen(
+                [os.path.join(bin_dir, "podium-worker"), "--server", base, "--token", wtoken,
+                 "--cluster", cluster, "--slice", "0", "--host", "0",
+                 "--workdir", os.path.join(tmp, "worker"), "--address", "127.0.0.1"],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=clean_env()))
+        wait_for_line(procs[1], worker_log, r"podium-worker registered as \S+", 60,
+                      "podium-worker")
+
+        samples = []
+        warmup = []
+        submit_rtt = []
+        total = args.warmup + args.runs
+        for i in range(total):
+            spec = {"name": f"dispatch-{i:03d}-{os.urandom(3).hex()}", "cluster": cluster,
+                    "workload": "command", "max_restarts": 0,
+                    "command": ["/bin/sh", "-c", f"echo {MARK} $(date +%s.%N)"]}
+            t_submit = time.time()
+            code, run = api.call("POST", "/api/v1/runs", spec)
+            t_reply = time.time()
+            if code != 201:
+                raise RuntimeError(f"POST /api/v1/runs -> {code}: {run}")
+            run_id = run["id"]
+            deadline = time.monotonic() + 60
+            state = run.get("state")
+            while state not in ("succeeded", "failed", "cancelled"):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"run {run_id} still '{state}' after 60 s")
+                time.sleep(0.02)
+                state = api.require("GET", f"/api/v1/runs/{run_id}")["state"]
+            if state != "succeeded":
+                raise RuntimeError(f"run {run_id} ended {state}: "
+                                   + json.dumps(api.require("GET", f"/api/v1/runs/{run_id}")))
+            logs = api.require("GET", f"/api/v1/runs/{run_id}/logs?limit=50")
+            started = None
+            for item in logs.get("items", []):
+                m = re.search(MARK + r" (\d+\.\d+)", item.get("line", ""))
+                if m:
+                    started = float(m.group(1))
+            if started is None:
+                raise RuntimeError(f"run {run_id}: no '{MARK}' line in its logs: {logs}")
+            latency_ms = (started - t_submit) * 1000.0
+            (warmup if i < args.warmup else samples).append(round(latency_ms, 3))
+            if i >= args.warmup:
+                submit_rtt.append(round((t_reply - t_submit) * 1000.0, 3))
+            # Let the agent settle back into its long poll: each sample is a dispatch to an idle
+            # worker, not one that rides on the previous run's completion.
+            time.sleep(0.2)
+
+        s = sorted(samples)
+        result = {
+            "benchmark": "dispatch_latency",
+            "what": "POST /api/v1/runs (client clock before sending) -> the run's process "
+                    "running (its own clock, `date +%s.%N`); cpu-1 cluster, one idle agent",
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": {"cpus": os.cpu_count(), "loadavg": list(os.getloadavg())},
+            "database": "external" if args.database_url else "embedded",
+            "runs": len(samples),
+            "warmup_runs_ms": warmup,
+            "latency_ms": {
+                "p50": round(percentile(s, 50), 3),
+                "p90": round(percentile(s, 90), 3),
+                "max": round(s[-1], 3),
+                "min": round(s[0], 3),
+                "mean": round(statistics.mean(s), 3),
+            },
+            "submit_round_trip_ms_p50": round(statistics.median(submit_rtt), 3),
+            "target_p50_ms": TARGET_P50_MS,
+            "meets_target": percentile(s, 50) < TARGET_P50_MS,
+            "samples_ms": samples,
+        }
+        os.makedirs(os.path.dirname(args.output), exist_ok=True)
+        with open(args.output, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+        lat = result["latency_ms"]
+        print(f"dispatch latency over {len(s)} runs: p50 {lat['p50']:.1f} ms, "
+              f"p90 {lat['p90']:.1f} ms, max {lat['max']:.1f} ms "
+              f"(min {lat['min']:.1f}, mean {lat['mean']:.1f}; submit round trip p50 "
+              f"{result['submit_round_trip_ms_p50']:.1f} ms)")
+        print(f"target p50 < {TARGET_P50_MS:.0f} ms: "
+              + ("met" if result["meets_target"] else "NOT met"))
+        print(f"wrote {args.output}")
+        return 0 if result["meets_target"] else 1
+    except Exception as e:  # report with the logs' tails
+        print(f"dispatch_latency: {e}", file=sys.stderr)
+        for name in ("server.log", "worker.log"):
+            path = os.path.join(tmp, name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    print(f"---- {name} (last 20 lines) ----\n" + "".join(f.readlines()[-20:]),
+                          file=sys.stderr)
+        return 2
+    finally:
+        stop_all()
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

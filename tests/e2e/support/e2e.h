@@ -1,0 +1,154 @@
+#pragma once
+// The e2e fixture: one Podium deployment per test (private database, podium-server), the
+// podium-worker agents the test starts, datasets for the reference workload, and helpers that
+// wait for a run with a deadline and fail with everything needed to understand why (the run,
+// its attempts and events, the server's and the workers' log tails).
+//
+//   class MyTest : public podium::e2e::E2eTest {};
+//   TEST_F(MyTest, Runs) {
+//     auto cluster = create_cluster("cpu-2", 1);
+//     start_worker(cluster, 0, 0);
+//     start_worker(cluster, 0, 1);
+//     auto run = submit(reference_spec(unique_name("r"), cluster, dataset(), {.steps = 40}));
+//     ASSERT_TRUE(wait_for_state(run["id"], "succeeded", 240s));
+//   }
+//
+// Every agent (and so every rank process it starts) carries E2E_TEST_TAG=<tag of this test> in
+// its environment. TearDown stops the agents with SIGTERM (each must exit 0), then checks that no
+// tagged process is left (an agent must stop its ranks), killing any it finds.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/e2e/support/worker_process.h"
+#include "tests/integration/support/api.h"
+#include "tests/integration/support/env.h"
+#include "tests/integration/support/podium.h"
+
+namespace podium::e2e {
+
+using json = nlohmann::json;
+using it::Api;
+using it::Reply;
+using it::unique_name;
+
+// A run of the reference workload (engine/workloads/reference) with these sizes.
+struct ReferenceSize {
+  int steps = 40;
+  int per_device_batch_size = 2;
+  int max_target_length = 64;
+  int checkpoint_period = 10;
+  int max_restarts = 3;
+};
+json reference_spec(const std::string& name, const std::string& cluster, const std::string& dataset,
+                    const ReferenceSize& size);
+
+// A `command` run: argv as given.
+json command_spec(const std::string& name, const std::string& cluster,
+                  const std::vector<std::string>& argv, int max_restarts = 0);
+
+// Steps the reference workload printed in `lines` ("completed step: N, ..."), in order.
+std::vector<int> step_lines(const std::vector<std::string>& lines);
+// The value of `field` ("total_weights") in the step line of step `step`; nullopt when absent.
+std::optional<double> step_field(const std::vector<std::string>& lines, int step,
+                                 const std::string& field);
+
+// Sleeps in small increments until pred() is true or timeout passes; returns pred()'s last value.
+bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds every = std::chrono::milliseconds(100));
+
+class E2eTest : public ::testing::Test {
+ protected:
+  struct Settings {
+    // --set key=value for the server beyond the fixture's own (ports, workload paths).
+    std::vector<std::string> extra;
+    // The server listens on the same port after a restart (agents keep their --server URL).
+    bool fixed_port = false;
+  };
+  virtual Settings settings() const { return {}; }
+
+  void SetUp() override;
+  void TearDown() override;
+
+  it::Podium& podium() { return *podium_; }
+  Api admin() const { return podium_->admin(); }
+  // This test's directory (datasets, agents' workdirs, workload outputs).
+  const std::filesystem::path& dir() const { return dir_->path(); }
+  // workloads.output_dir: reference runs write <this>/<run_name>/checkpoints/<N>/.
+  std::filesystem::path output_dir() const { return dir() / "outputs"; }
+  const std::string& tag() const { return tag_; }
+  std::pair<int, int> coordinator_ports() const { return ports_; }
+
+  // POST /api/v1/clusters as admin ({"name","accelerator","num_slices"}); returns the name.
+  std::string create_cluster(const std::string& accelerator, int num_slices);
+  // Starts a podium-worker for (cluster, slice, host) with a token of that cluster and waits for
+  // its "registered" line. The fixture owns it.
+  WorkerProcess& start_worker(const std::string& cluster, int slice, int host);
+  WorkerProcess* worker_with_id(const std::string& worker_id);
+  const std::vector<std::unique_ptr<WorkerProcess>>& workers() const { return workers_; }
+  // A text dataset written by the reference workload's make_dataset.py and registered as admin;
+  // returns its name.
+  std::string dataset(const std::string& size = "300K");
+
+  // POST /api/v1/runs as admin; fails the test (throws) unless 201.
+  json submit(const json& spec);
+  // GET /api/v1/runs/{id} (status checked).
+  json get_run(const std::string& run_id);
+  // GET /api/v1/runs/{id}/attempts items, by number.
+  std::vector<json> attempts(const std::string& run_id);
+  // GET /api/v1/runs/{id}/events items (first page of up to 500).
+  std::vector<json> events(const std::string& run_id);
+
+  // Polls GET /runs/{id} until done(run) holds. Fails (with diagnostics) when `timeout` passes or
+  // the run reaches a terminal state for which done() is false. *last gets the last run seen.
+  ::testing::AssertionResult wait_for_run(const std::string& run_id, const std::string& what,
+                                          const std::function<bool(const json&)>& done,
+                                          std::chrono::milliseconds timeout, json* last = nullptr);
+  ::testing::AssertionResult wait_for_state(const std::string& run_id, const std::string& state,
+                                            std::chrono::milliseconds timeout,
+                                            json* last = nullptr);
+  // The run, its attempts, its events, the last lines of the server's and every agent's log.
+  std::string diagnostics(const std::string& run_id);
+
+  // GET /runs/{id}/logs?attempt=<attempt id>&rank=R, every page.
+  std::vector<json> stored_logs(const std::string& run_id, const std::string& attempt_id, int rank);
+  // For every host of `attempt`: the stored lines of its rank are exactly the lines in the
+  // agent's <workdir>/logs/<attempt>/rank-<r>.log, with seq 0, 1, 2, ... in order, each once.
+  ::testing::AssertionResult logs_match_workers(const std::string& run_id, const json& attempt);
+  // The agent's local lines of (attempt, rank), found through the attempt's host list.
+  std::vector<std::string> local_rank_lines(const json& attempt, int rank);
+
+  // GET /runs/{id}/metrics?fields=loss,step_seconds&max_points=100000.
+  json metrics(const std::string& run_id);
+  // Steps of GET /runs/{id}/checkpoints items.
+  std::vector<int> checkpoint_steps(const std::string& run_id);
+
+  // Live processes started by this test's agents (carrying the tag, not an agent itself).
+  std::vector<pid_t> rank_processes() const;
+
+ private:
+  std::unique_ptr<it::TempDir> dir_;
+  std::unique_ptr<it::Podium> podium_;
+  std::vector<std::unique_ptr<WorkerProcess>> workers_;
+  std::map<std::string, std::string> worker_tokens_;
+  std::string tag_;
+  std::pair<int, int> ports_{0, 0};
+};
+
+// "att_1 #1 running slices=1 steps 0..14 resumed=- class=- | r0 s0h0 wkr_.. running pid 12 ..."
+std::string describe_attempts(const std::vector<json>& attempts);
+// A free TCP port on 127.0.0.1 (bound once and released).
+int free_port();
+
+}  // namespace podium::e2e

@@ -1,0 +1,359 @@
+#include "tests/e2e/support/worker_process.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace podium::e2e {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char* kRegisteredLine = "podium-worker registered as ";
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Fields of /proc/<pid>/stat after the command name: state, ppid, pgrp. false when unreadable.
+bool read_stat(pid_t pid, char* state, pid_t* ppid, pid_t* pgrp, std::string* comm = nullptr) {
+  const std::string stat = read_all(fs::path("/proc") / std::to_string(pid) / "stat");
+  const auto open = stat.find('(');
+  const auto close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size())
+    return false;
+  if (comm != nullptr) *comm = stat.substr(open + 1, close - open - 1);
+  std::istringstream rest(stat.substr(close + 2));
+  long pp = 0;
+  long pg = 0;
+  if (!(rest >> *state >> pp >> pg)) return false;
+  *ppid = static_cast<pid_t>(pp);
+  *pgrp = static_cast<pid_t>(pg);
+  return true;
+}
+
+std::vector<pid_t> all_pids() {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (auto* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;
+    out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
+}
+
+}  // namespace
+
+std::string find_registered_id(const std::string& log) {
+  const auto at = log.find(kRegisteredLine);
+  if (at == std::string::npos) return "";
+  const auto start = at + std::strlen(kRegisteredLine);
+  const auto eol = log.find('\n', start);
+  if (eol == std::string::npos) return "";  // still being written
+  std::string rest = log.substr(start, eol - start);
+  const auto space = rest.find(' ');
+  return space == std::string::npos ? rest : rest.substr(0, space);
+}
+
+bool process_alive(pid_t pid) {
+  if (pid <= 0) return false;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  char state = '?';
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  if (!read_stat(pid, &state, &ppid, &pgrp)) return ::kill(pid, 0) == 0;
+  return state != 'Z' && state != 'X';
+}
+
+std::vector<pid_t> process_group_members(pid_t pgid) {
+  std::vector<pid_t> out;
+  if (pgid <= 0) return out;
+  for (pid_t pid : all_pids()) {
+    char state = '?';
+    pid_t ppid = 0;
+    pid_t pgrp = 0;
+    if (!read_stat(pid, &state, &ppid, &pgrp)) continue;
+    if (pgrp == pgid && state != 'Z' && state != 'X') out.push_back(pid);
+  }
+  return out;
+}
+
+std::vector<pid_t> processes_with_env(const std::string& key, const std::string& value) {
+  std::vector<pid_t> out;
+  const std::string entry = key + "=" + value;
+  for (pid_t pid : all_pids()) {
+    if (pid == ::getpid()) continue;
+    const std::string env = read_all(fs::path("/proc") / std::to_string(pid) / "environ");
+    size_t start = 0;
+    bool found = false;
+    while (start < env.size()) {
+      auto end = env.find('\0', start);
+      if (end == std::string::npos) end = env.size();
+      if (env.compare(start, end - start, entry) == 0) {
+        found = true;
+        break;
+      }
+      start = end + 1;
+    }
+    if (found && process_alive(pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+std::string describe_process(pid_t pid) {
+  char state = '?';
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  std::string comm;
+  std::ostringstream os;
+  os << "pid " << pid;
+  if (!read_stat(pid, &state, &ppid, &pgrp, &comm)) {
+    os << " (gone)";
+    return os.str();
+  }
+  std::string cmdline = read_all(fs::path("/proc") / std::to_string(pid) / "cmdline");
+  for (auto& c : cmdline)
+    if (c == '\0') c = ' ';
+  if (cmdline.size() > 200) cmdline = cmdline.substr(0, 200) + "...";
+  os << " (" << comm << ") ppid " << ppid << " pgid " << pgrp << " state " << state << ": "
+     << cmdline;
+  return os.str();
+}
+
+WorkerProcess::WorkerProcess(WorkerOptions options) : options_(std::move(options)) {
+  if (options_.name.empty())
+    options_.name =
+        "worker-s" + std::to_string(options_.slice) + "h" + std::to_string(options_.host);
+  own_dir_ = std::make_unique<it::TempDir>("podium-e2e-" + options_.name);
+  if (options_.workdir.empty()) options_.workdir = own_dir_->path() / "workdir";
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (pid_ > 0) {
+    const int status = terminate();
+    if (status != 0 && status != -1 && !::testing::Test::HasFailure())
+      ADD_FAILURE() << options_.name << " exited with status " << status << " on SIGTERM\n"
+                    << log_tail(30);
+  }
+  if (::testing::Test::HasFailure()) {
+    for (int g = 1; g <= generation_; ++g) {
+      auto p = own_dir_->path() / (options_.name + "-" + std::to_string(g) + ".log");
+      std::cerr << "---- last lines of " << options_.name << " (start " << g << ", " << p.string()
+                << ") ----\n"
+                << it::file_tail(p, 30) << "---- end of " << options_.name << " log ----\n";
+    }
+  }
+}
+
+void WorkerProcess::start() {
+  spawn();
+  wait_registered();
+}
+
+void WorkerProcess::spawn() {
+  if (pid_ > 0) throw std::runtime_error(options_.name + " is already running");
+  const fs::path bin = it::binary(options_.binary);
+  if (!fs::exists(bin))
+    throw std::runtime_error(bin.string() + " does not exist (set PODIUM_BIN_DIR to <build>/bin)");
+  std::error_code ec;
+  fs::create_directories(options_.workdir, ec);
+  ++generation_;
+  log_path_ = own_dir_->path() / (options_.name + "-" + std::to_string(generation_) + ".log");
+  exit_status_ = -1;
+  worker_id_.clear();
+
+  std::vector<std::string> args = {bin.string(),
+                                   "--server",
+                                   options_.server_url,
+                                   "--token",
+                                   options_.token,
+                                   "--cluster",
+                                   options_.cluster,
+                                   "--slice",
+                                   std::to_string(options_.slice),
+                                   "--host",
+                                   std::to_string(options_.host),
+                                   "--workdir",
+                                   options_.workdir.string(),
+                                   "--address",
+                                   options_.address};
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+
+  std::vector<std::string> envs;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    if (kv.rfind("PODIUM_", 0) == 0) continue;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos && options_.env.count(kv.substr(0, eq))) continue;
+    envs.push_back(std::move(kv));
+  }
+  for (const auto& [k, v] : options_.env) envs.push_back(k + "=" + v);
+
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0)
+    throw std::runtime_error("cannot create " + log_path_.string() + ": " + std::strerror(errno));
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    if (null_fd >= 0) ::close(null_fd);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // Child: async-signal-safe calls only.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::setpgid(0, 0);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  if (null_fd >= 0) ::close(null_fd);
+  pid_ = pid;
+}
+
+void WorkerProcess::wait_registered() {
+  if (pid_ <= 0) throw std::runtime_error(options_.name + " was not spawned");
+  const auto deadline = Clock::now() + options_.ready_timeout;
+  for (;;) {
+    if (auto id = find_registered_id(log()); !id.empty()) {
+      worker_id_ = id;
+      return;
+    }
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      exit_status_ = decode_status(status);
+      throw std::runtime_error(options_.name + " exited with status " +
+                               std::to_string(exit_status_) + " before it registered; log:\n" +
+                               log_tail(40));
+    }
+    if (Clock::now() > deadline) {
+      kill();
+      throw std::runtime_error(options_.name + " did not print \"" + kRegisteredLine +
+                               "...\" within " + std::to_string(options_.ready_timeout.count()) +
+                               " ms; log:\n" + log_tail(40));
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+int WorkerProcess::reap(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+      exit_status_ = r == pid_ ? decode_status(status) : -1;
+      pid_ = -1;
+      return exit_status_;
+    }
+    if (Clock::now() > deadline) return -2;
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+int WorkerProcess::terminate() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  const int status = reap(options_.stop_timeout);
+  if (status != -2) return status;
+  ADD_FAILURE() << options_.name << " did not exit within " << options_.stop_timeout.count()
+                << " ms of SIGTERM; killing it\n"
+                << log_tail(20);
+  return kill();
+}
+
+int WorkerProcess::kill() {
+  if (pid_ <= 0) return exit_status_;
+  ::kill(pid_, SIGKILL);
+  return reap(60s);
+}
+
+bool WorkerProcess::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    pid_ = -1;
+    exit_status_ = decode_status(status);
+    return false;
+  }
+  return true;
+}
+
+std::string WorkerProcess::log() const {
+  return read_all(log_path_);
+}
+
+std::string WorkerProcess::log_tail(int lines) const {
+  return it::file_tail(log_path_, lines);
+}
+
+fs::path WorkerProcess::rank_log_path(const std::string& attempt_id, int rank) const {
+  return options_.workdir / "logs" / attempt_id / ("rank-" + std::to_string(rank) + ".log");
+}
+
+std::vector<std::string> WorkerProcess::rank_lines(const std::string& attempt_id, int rank) const {
+  std::vector<std::string> out;
+  const std::string text = read_all(rank_log_path(attempt_id, rank));
+  size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) {
+      out.push_back(text.substr(start));  // a last line without its newline
+      break;
+    }
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace podium::e2e

@@ -1,0 +1,111 @@
+#pragma once
+// A real podium-worker process for the e2e tests (the counterpart of ServerProcess).
+//
+//   podium::e2e::WorkerProcess w({.server_url = podium.url(), .token = token, .cluster = "c1",
+//                                 .slice = 0, .host = 1, .workdir = dir / "w01"});
+//   w.start();                       // spawn + wait for "podium-worker registered as wkr_..."
+//   w.worker_id();                   // the id it printed
+//   w.rank_lines(attempt_id, 1);     // <workdir>/logs/<attempt>/rank-1.log, line by line
+//   w.kill();                        // SIGKILL (a lost host); start() again restarts it
+//   w.terminate();                   // SIGTERM and wait: the agent stops its ranks, exits 0
+//
+// stdout and stderr go to a log file (one per start); when the test has failed, the destructor
+// prints the last lines of each. The child gets PR_SET_PDEATHSIG(SIGKILL). PODIUM_* variables of
+// the test's environment are not passed on; Options::env is added (the rank processes the agent
+// starts inherit it, which the e2e fixture uses to find them).
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/integration/support/env.h"
+
+namespace podium::e2e {
+
+struct WorkerOptions {
+  std::string server_url;
+  std::string token;
+  std::string cluster;
+  int slice = 0;
+  int host = 0;
+  std::filesystem::path workdir;  // --workdir (created when missing)
+  std::string address = "127.0.0.1";
+  std::map<std::string, std::string> env;
+  std::vector<std::string> extra_args;
+  std::string binary = "podium-worker";  // under bin_dir()
+  std::string name;                      // default "worker-s<slice>h<host>"
+  std::chrono::milliseconds ready_timeout{60000};
+  std::chrono::milliseconds stop_timeout{40000};  // SIGTERM -> SIGKILL
+};
+
+class WorkerProcess {
+ public:
+  explicit WorkerProcess(WorkerOptions options);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // spawn() + wait_registered(). Throws std::runtime_error (with the log's tail) on failure.
+  void start();
+  void spawn();
+  // Waits for "podium-worker registered as <id>" in this start's log; throws when the process
+  // exits first or options.ready_timeout passes.
+  void wait_registered();
+
+  // SIGTERM and wait; the exit status (code, or 128+signal), -1 when not running. SIGKILL (and a
+  // test failure) when it does not exit within options.stop_timeout.
+  int terminate();
+  // SIGKILL and reap: 128+9 (or the status if it had already exited).
+  int kill();
+  bool running();
+
+  // Where the agent should reach the server (takes effect at the next start()).
+  void set_server_url(std::string url) { options_.server_url = std::move(url); }
+
+  pid_t pid() const { return pid_; }
+  const std::string& worker_id() const { return worker_id_; }
+  const WorkerOptions& options() const { return options_; }
+  const std::string& name() const { return options_.name; }
+  int slice() const { return options_.slice; }
+  int host() const { return options_.host; }
+  int exit_status() const { return exit_status_; }
+
+  const std::filesystem::path& log_path() const { return log_path_; }
+  std::string log() const;
+  std::string log_tail(int lines = 30) const;
+
+  // <workdir>/logs/<attempt_id>/rank-<rank>.log: what the agent read from that rank's process.
+  std::filesystem::path rank_log_path(const std::string& attempt_id, int rank) const;
+  // Its lines without the '\n'; empty when the file does not exist.
+  std::vector<std::string> rank_lines(const std::string& attempt_id, int rank) const;
+
+ private:
+  int reap(std::chrono::milliseconds timeout);
+  WorkerOptions options_;
+  std::unique_ptr<it::TempDir> own_dir_;
+  std::filesystem::path log_path_;
+  pid_t pid_ = -1;
+  int exit_status_ = -1;
+  int generation_ = 0;
+  std::string worker_id_;
+};
+
+// The worker id in a "podium-worker registered as <id> (...)" line of `log`, "" when absent.
+std::string find_registered_id(const std::string& log);
+
+// Process helpers over /proc.
+// True when `pid` exists and is not a zombie.
+bool process_alive(pid_t pid);
+// Live (non-zombie) processes whose process group is `pgid`.
+std::vector<pid_t> process_group_members(pid_t pgid);
+// Live processes (not this one) whose environment contains the exact entry `key=value`.
+std::vector<pid_t> processes_with_env(const std::string& key, const std::string& value);
+// "pid 123 (python3) ppid 1 pgid 123 state S: /usr/bin/python3 train.py ..." for messages.
+std::string describe_process(pid_t pid);
+
+}  // namespace podium::e2e
