@@ -11,6 +11,8 @@
 #include "backend/common/metrics.h"
 #include "backend/common/router.h"
 #include "backend/db/database.h"
+#include "backend/db/notification_hub.h"
+#include "backend/sched/dispatch/engine_settings.h"
 
 namespace podium::api {
 
@@ -20,6 +22,8 @@ struct ApiContext {
   metrics::Registry& metrics;
   std::string cursor_key;  // MAC key for pagination cursors, from the settings table
   std::shared_ptr<spdlog::logger> log;
+  db::NotificationHub& hub;        // wakes long-polls and live log followers
+  sched::EngineSettings engine;    // heartbeat, grace, ports, workload launch settings
 };
 
 // Registration functions, one per resource file.
@@ -30,5 +34,8 @@ void register_cluster_routes(http::Router&, ApiContext&);
 void register_dataset_routes(http::Router&, ApiContext&);
 void register_model_routes(http::Router&, ApiContext&);
 void register_run_routes(http::Router&, ApiContext&);
+void register_agent_routes(http::Router&, ApiContext&);
+void register_run_log_routes(http::Router&, ApiContext&);
+void register_attempt_routes(http::Router&, ApiContext&);
 
 }  // namespace podium::api

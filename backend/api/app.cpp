@@ -63,6 +63,9 @@ App::App(ApiContext& ctx) : ctx_(ctx) {
   register_dataset_routes(router_, ctx_);
   register_model_routes(router_, ctx_);
   register_run_routes(router_, ctx_);
+  register_agent_routes(router_, ctx_);
+  register_run_log_routes(router_, ctx_);
+  register_attempt_routes(router_, ctx_);
   static_files_ = std::make_unique<http::StaticFiles>(ctx_.config.web_root);
 }
 

@@ -7,6 +7,7 @@
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
+#include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "engine/core/run_spec.h"
 
 namespace podium::api {
@@ -171,23 +172,14 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
                                     {rc.param("id")});
                  if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
                  require_owner(rc, cur);
-                 const std::string state = cur.at(0, "state");
-                 if (terminal(state)) throw http::conflict("the run is already " + state);
-                 if (state == "cancelling") return load_run(tx, rc.param("id"));
-                 // A queued run has no processes: it is cancelled at once. Otherwise the dispatcher
-                 // stops every rank and finishes the transition.
-                 const std::string next = state == "queued" ? "cancelled" : "cancelling";
-                 tx.exec(
-                     "UPDATE runs SET state = $2, updated_at = now(), finished_at = CASE WHEN $2 = "
-                     "'cancelled' THEN now() "
-                     "ELSE finished_at END WHERE id = $1",
-                     {rc.param("id"), next});
-                 tx.exec(
-                     "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, $2, "
-                     "$3, $4)",
-                     {rc.param("id"), state, next, "cancelled by " + rc.principal->display()});
-                 audit(tx, rc, "cancel", "run", rc.param("id"));
-                 tx.exec("SELECT pg_notify('podium_runs', $1)", {rc.param("id")});
+                 // Nothing running: cancelled at once. Otherwise every rank gets a cancel
+                 // (SIGTERM, SIGKILL after the grace) and the run is cancelling until they ended.
+                 auto outcome =
+                     sched::cancel_run(tx, rc.param("id"), rc.principal->display(), ctx.engine);
+                 if (outcome == sched::CancelOutcome::finished)
+                   throw http::conflict("the run is already " + cur.at(0, "state"));
+                 if (outcome != sched::CancelOutcome::already_cancelling)
+                   audit(tx, rc, "cancel", "run", rc.param("id"));
                  return load_run(tx, rc.param("id"));
                });
                return json_response(200, run_json(r, 0, false));

@@ -48,6 +48,20 @@ const std::vector<ConfigKey>& config_keys() {
        "PostgreSQL statement_timeout for every connection"},
       {"scheduler.heartbeat_deadline_seconds", "PODIUM_SCHEDULER_HEARTBEAT_DEADLINE_SECONDS", "",
        "15", "a worker silent this long is lost; its attempt ends"},
+      {"scheduler.heartbeat_interval_seconds", "PODIUM_SCHEDULER_HEARTBEAT_INTERVAL_SECONDS", "",
+       "3", "how often workers are told to send a heartbeat (less than the deadline)"},
+      {"scheduler.cancel_grace_seconds", "PODIUM_SCHEDULER_CANCEL_GRACE_SECONDS", "", "10",
+       "a cancelled rank gets SIGTERM, then SIGKILL after this long"},
+      {"scheduler.coordinator_port_first", "PODIUM_SCHEDULER_COORDINATOR_PORT_FIRST", "", "8476",
+       "first port handed to attempts as JAX coordinator / MASTER_PORT (port + 1: MEGASCALE_PORT)"},
+      {"scheduler.coordinator_port_count", "PODIUM_SCHEDULER_COORDINATOR_PORT_COUNT", "", "500",
+       "size of the coordinator port range"},
+      {"workloads.python", "PODIUM_WORKLOADS_PYTHON", "", "/usr/bin/python3",
+       "interpreter that runs the reference workload on worker hosts (needs python3-torch)"},
+      {"workloads.reference_dir", "PODIUM_WORKLOADS_REFERENCE_DIR", "", "",
+       "the reference workload's directory on worker hosts (empty: this source tree's)"},
+      {"workloads.output_dir", "PODIUM_WORKLOADS_OUTPUT_DIR", "", "",
+       "base_output_directory of runs that set none (empty: <data_dir>/outputs)"},
       {"auth.session_ttl_hours", "PODIUM_AUTH_SESSION_TTL_HOURS", "", "168",
        "dashboard session lifetime"},
   };
@@ -209,6 +223,10 @@ ConfigLoad load_config(const ConfigSources& sources) {
     return fail(
         "admin_token: must not start with pdw_ or pds_ (reserved for worker tokens and sessions)");
   c.web_root = values["web_root"];
+  c.workloads_python = values["workloads.python"];
+  if (c.workloads_python.empty()) return fail("workloads.python: must not be empty");
+  c.workloads_reference_dir = values["workloads.reference_dir"];
+  c.workloads_output_dir = values["workloads.output_dir"];
   c.log_level = values["log.level"];
   static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error"};
   if (!levels.count(c.log_level))
@@ -249,6 +267,14 @@ ConfigLoad load_config(const ConfigSources& sources) {
        [&](long long v) { c.db_statement_timeout = std::chrono::milliseconds(v); }},
       {"scheduler.heartbeat_deadline_seconds", 1, 3600,
        [&](long long v) { c.heartbeat_deadline = std::chrono::seconds(v); }},
+      {"scheduler.heartbeat_interval_seconds", 1, 600,
+       [&](long long v) { c.heartbeat_interval = std::chrono::seconds(v); }},
+      {"scheduler.cancel_grace_seconds", 0, 3600,
+       [&](long long v) { c.cancel_grace = std::chrono::seconds(v); }},
+      {"scheduler.coordinator_port_first", 1024, 65000,
+       [&](long long v) { c.coordinator_port_first = static_cast<int>(v); }},
+      {"scheduler.coordinator_port_count", 4, 20000,
+       [&](long long v) { c.coordinator_port_count = static_cast<int>(v); }},
       {"auth.session_ttl_hours", 1, 24 * 365,
        [&](long long v) { c.session_ttl = std::chrono::hours(v); }},
   };

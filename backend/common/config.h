@@ -36,6 +36,14 @@ struct ServerConfig {
   std::chrono::milliseconds db_statement_timeout{15000};
 
   std::chrono::seconds heartbeat_deadline{15};
+  std::chrono::seconds heartbeat_interval{3};
+  std::chrono::seconds cancel_grace{10};
+  int coordinator_port_first = 8476;
+  int coordinator_port_count = 500;
+
+  std::string workloads_python = "/usr/bin/python3";
+  std::string workloads_reference_dir;  // empty: the source tree's engine/workloads/reference
+  std::string workloads_output_dir;     // empty: <data_dir>/outputs
   std::chrono::hours session_ttl{168};
 };
 

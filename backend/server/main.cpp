@@ -19,6 +19,8 @@
 #include "backend/common/secrets.h"
 #include "backend/db/embedded_postgres.h"
 #include "backend/db/migrations.h"
+#include "backend/db/notification_hub.h"
+#include "backend/sched/dispatch/dispatcher.h"
 #include "backend/http/server.h"
 
 extern char** environ;
@@ -180,8 +182,29 @@ int run(int argc, char** argv) {
     out += "podium_build_info{version=\"" PODIUM_VERSION "\"} 1\n";
   });
 
-  api::ApiContext ctx{database, config, registry, boot.cursor_key, log};
+  db::NotificationHub hub(conninfo, {"podium_runs", "podium_agents", "podium_logs"});
+  hub.start();
+  sched::EngineSettings engine;
+  engine.heartbeat_deadline = config.heartbeat_deadline;
+  engine.heartbeat_interval = config.heartbeat_interval;
+  engine.cancel_grace = config.cancel_grace;
+  engine.coordinator_port_first = config.coordinator_port_first;
+  engine.coordinator_port_count = config.coordinator_port_count;
+  engine.launch.python = config.workloads_python;
+  engine.launch.reference_dir = config.workloads_reference_dir.empty()
+                                    ? std::string(PODIUM_DEFAULT_REFERENCE_DIR)
+                                    : config.workloads_reference_dir;
+  engine.launch.output_dir =
+      std::filesystem::absolute(config.workloads_output_dir.empty()
+                                    ? std::filesystem::path(config.data_dir) / "outputs"
+                                    : std::filesystem::path(config.workloads_output_dir))
+          .lexically_normal()
+          .string();
+  engine.launch.grace_seconds = static_cast<int>(config.cancel_grace.count());
+
+  api::ApiContext ctx{database, config, registry, boot.cursor_key, log, hub, engine};
   api::App app(ctx);
+  sched::Dispatcher dispatcher(database, hub, engine, log);
 
   http::ServerOptions so;
   so.host = config.listen_host;
@@ -214,6 +237,7 @@ int run(int argc, char** argv) {
       (config.listen_host.find(':') != std::string::npos ? "[" + config.listen_host + "]"
                                                          : config.listen_host) +
       ":" + std::to_string(server.port());
+  dispatcher.start();
   log->info(
       jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
   // Plain lines for people and scripts (the token is never written to the structured log).
@@ -225,6 +249,8 @@ int run(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   log->info(jline({{"msg", "shutting down"}, {"signal", sig}}));
+  dispatcher.stop();
+  hub.stop();  // wakes long-polls and log streams so the HTTP layer can drain them
   server.stop(std::chrono::duration_cast<std::chrono::milliseconds>(config.shutdown_grace));
   database.close();
   if (embedded) embedded->stop();

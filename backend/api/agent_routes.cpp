@@ -1,0 +1,414 @@
+// The agent protocol (docs/agent-protocol.md): register, heartbeat, assignment long-poll, rank
+// status, log batches and checkpoints. Worker tokens only, each confined to its own cluster.
+#include <chrono>
+
+#include "backend/api/api_context.h"
+#include "backend/api/resolve.h"
+#include "backend/api/sql_util.h"
+#include "backend/common/json_input.h"
+#include "backend/common/problem.h"
+#include "backend/ingest/log_ingest.h"
+#include "backend/sched/dispatch/attempt_lifecycle.h"
+#include "engine/core/accelerator.h"
+
+namespace podium::api {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxLinesPerBatch = 5000;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+const std::string& token_cluster(const http::RequestContext& rc) {
+  return rc.principal->cluster_id;
+}
+
+// The worker row, checked against the token's cluster: 404 unknown (the agent registers again),
+// 403 another cluster's worker.
+void require_worker(db::Transaction& tx, const http::RequestContext& rc,
+                    const std::string& worker_id) {
+  auto w = tx.exec("SELECT cluster_id FROM workers WHERE id = $1", {worker_id});
+  if (w.empty()) throw http::not_found("unknown worker " + worker_id + "; register again");
+  if (w.at(0, "cluster_id") != token_cluster(rc))
+    throw http::forbidden("this worker token belongs to another cluster");
+}
+
+struct AttemptRow {
+  std::string run_id;
+  int number = 0;
+  std::string state;
+};
+
+AttemptRow require_attempt(db::Transaction& tx, const http::RequestContext& rc,
+                           const std::string& attempt_id) {
+  auto a = tx.exec(
+      "SELECT a.run_id, a.number, a.state, r.cluster_id FROM attempts a JOIN runs r ON r.id = "
+      "a.run_id WHERE a.id = $1",
+      {attempt_id});
+  if (a.empty()) throw http::not_found("no attempt " + attempt_id);
+  if (a.at(0, "cluster_id") != token_cluster(rc))
+    throw http::forbidden("this worker token belongs to another cluster");
+  return {a.at(0, "run_id"), static_cast<int>(a.int64(0, "number")), a.at(0, "state")};
+}
+
+json running_list(http::ObjectReader& reader, const json& body) {
+  json out = json::array();
+  if (!reader.present("running") || reader.is_null("running")) {
+    reader.any("running");
+    return out;
+  }
+  auto v = reader.any("running");
+  if (!v || !v->is_array()) {
+    reader.error("running", "must be an array of {attempt_id, rank}");
+    return out;
+  }
+  for (size_t i = 0; i < v->size() && i < 1024; ++i) {
+    const auto& e = (*v)[i];
+    if (!e.is_object() || !e.contains("attempt_id") || !e["attempt_id"].is_string() ||
+        !e.contains("rank") || !e["rank"].is_number_integer()) {
+      reader.error("running[" + std::to_string(i) + "]", "must be {attempt_id, rank[, pid]}");
+      continue;
+    }
+    out.push_back({{"attempt_id", e["attempt_id"]}, {"rank", e["rank"]}});
+  }
+  (void)body;
+  return out;
+}
+
+http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  auto cluster = in.string("cluster", true);
+  auto slice = in.integer("slice", true, 0, 1 << 20);
+  auto host = in.integer("host", true, 0, 1 << 20);
+  auto hostname = in.string("hostname", false, 255).value_or("");
+  auto address = in.string("address", false, 255).value_or("");
+  auto devices = in.integer("devices", false, 0, 1 << 20).value_or(1);
+  auto version = in.string("version", false, 64).value_or("");
+  auto instance = in.string("instance", false, 128).value_or("");
+  json running = running_list(in, body);
+  in.reject_unknown_fields();
+  in.finish();
+
+  auto out = ctx.db.transact([&](db::Transaction& tx) {
+    auto cluster_id = find_cluster_id(tx, *cluster);
+    if (!cluster_id) throw http::not_found("no cluster " + *cluster);
+    if (*cluster_id != token_cluster(rc))
+      throw http::forbidden("this worker token belongs to another cluster");
+    auto c = tx.exec("SELECT accelerator, num_slices FROM clusters WHERE id = $1 FOR SHARE",
+                     {*cluster_id});
+    const auto acc = core::parse_accelerator(c.at(0, "accelerator"));
+    const int hosts = acc.type ? acc.type->hosts_per_slice : 1;
+    const auto slices = c.int64(0, "num_slices");
+    std::vector<http::FieldError> errors;
+    if (*slice >= slices)
+      errors.push_back({"slice", "the cluster has slices 0.." + std::to_string(slices - 1)});
+    if (*host >= hosts)
+      errors.push_back({"host", "a slice of " + c.at(0, "accelerator") + " has hosts 0.." +
+                                    std::to_string(hosts - 1)});
+    if (!errors.empty()) throw http::unprocessable("no such host in this cluster", errors);
+
+    auto prev = tx.exec(
+        "SELECT id, instance FROM workers WHERE cluster_id = $1 AND slice = $2::int AND host = "
+        "$3::int FOR UPDATE",
+        {*cluster_id, std::to_string(*slice), std::to_string(*host)});
+    std::string worker_id;
+    if (prev.empty()) {
+      worker_id = new_id("wkr");
+      tx.exec(
+          "INSERT INTO workers (id, cluster_id, slice, host, hostname, address, devices, "
+          "version, instance) VALUES ($1, $2, $3::int, $4::int, $5, $6, $7::int, $8, $9)",
+          {worker_id, *cluster_id, std::to_string(*slice), std::to_string(*host), hostname,
+           address, std::to_string(devices), version, instance});
+    } else {
+      worker_id = prev.at(0, "id");
+      // Another agent process took over this host: what the old one ran is gone, except the
+      // ranks the new one says it still supervises.
+      if (prev.at(0, "instance") != instance)
+        sched::mark_worker_ranks_lost(tx, worker_id,
+                                      "its agent restarted (host " + std::to_string(*slice) + "/" +
+                                          std::to_string(*host) + ")",
+                                      ctx.engine, dump(running));
+      tx.exec(
+          "UPDATE workers SET hostname = $2, address = $3, devices = $4::int, version = $5, "
+          "instance = $6, registered_at = now(), last_heartbeat_at = now() WHERE id = $1",
+          {worker_id, hostname, address, std::to_string(devices), version, instance});
+    }
+    sched::notify_runs(tx, "*");  // new capacity: the scheduler looks again
+    return json{{"worker_id", worker_id},
+                {"heartbeat_seconds", ctx.engine.heartbeat_interval.count()},
+                {"heartbeat_deadline_seconds", ctx.engine.heartbeat_deadline.count()}};
+  });
+  return json_response(200, out);
+}
+
+http::Response handle_heartbeat(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  auto worker_id = in.string("worker_id", true, 64);
+  running_list(in, body);
+  in.reject_unknown_fields();
+  in.finish();
+  ctx.db.transact([&](db::Transaction& tx) {
+    require_worker(tx, rc, *worker_id);
+    tx.exec("UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", {*worker_id});
+  });
+  return json_response(200, {{"heartbeat_seconds", ctx.engine.heartbeat_interval.count()}});
+}
+
+// One look at the database: a cancel, an assignment, or nothing.
+std::optional<json> next_for_worker(ApiContext& ctx, const http::RequestContext& rc,
+                                    const std::string& worker_id) {
+  return ctx.db.transact([&](db::Transaction& tx) -> std::optional<json> {
+    require_worker(tx, rc, worker_id);
+    const std::string redeliver = std::to_string(ctx.engine.redelivery_after.count());
+    auto cancels = tx.exec(
+        "UPDATE attempt_hosts SET cancel_delivered_at = now() WHERE worker_id = $1 AND "
+        "ended_at IS NULL AND cancel_requested_at IS NOT NULL AND state IN ('delivered', "
+        "'running') AND (cancel_delivered_at IS NULL OR cancel_delivered_at < now() - "
+        "make_interval(secs => $2::int)) RETURNING attempt_id",
+        {worker_id, redeliver});
+    if (!cancels.empty()) {
+      json ids = json::array();
+      for (size_t i = 0; i < cancels.size(); ++i) ids.push_back(cancels.at(i, "attempt_id"));
+      return json{{"cancel", ids}, {"grace_seconds", ctx.engine.cancel_grace.count()}};
+    }
+    auto a = tx.exec(
+        "SELECT ah.attempt_id, ah.rank, ah.command::text AS command, ah.env::text AS env, "
+        "ah.workdir, ah.checkpoint_dir, a.run_id, a.state AS attempt_state FROM attempt_hosts ah "
+        "JOIN attempts a ON a.id = ah.attempt_id WHERE ah.worker_id = $1 AND ah.ended_at IS NULL "
+        "AND ah.cancel_requested_at IS NULL AND (ah.state = 'pending' OR (ah.state = 'delivered' "
+        "AND ah.delivered_at < now() - make_interval(secs => $2::int))) ORDER BY a.seq, ah.rank "
+        "LIMIT 1 FOR UPDATE OF ah SKIP LOCKED",
+        {worker_id, redeliver});
+    if (a.empty()) return std::nullopt;
+    const std::string attempt_id = a.at(0, "attempt_id");
+    tx.exec(
+        "UPDATE attempt_hosts SET state = 'delivered', delivered_at = now() WHERE attempt_id = $1 "
+        "AND rank = $2::int",
+        {attempt_id, a.at(0, "rank")});
+    if (a.at(0, "attempt_state") == "pending")
+      tx.exec("UPDATE attempts SET state = 'starting' WHERE id = $1 AND state = 'pending'",
+              {attempt_id});
+    return json{{"attempt_id", attempt_id},
+                {"run_id", a.at(0, "run_id")},
+                {"run_name", a.at(0, "run_id")},
+                {"rank", a.int64(0, "rank")},
+                {"command", json::parse(a.at(0, "command"))},
+                {"env", json::parse(a.at(0, "env"))},
+                {"workdir", a.at(0, "workdir")},
+                {"checkpoint_dir", nullable_string(a, 0, "checkpoint_dir")},
+                {"grace_seconds", ctx.engine.cancel_grace.count()}};
+  });
+}
+
+http::Response handle_assignment(ApiContext& ctx, http::RequestContext& rc) {
+  auto worker_id = rc.request.query_param("worker_id");
+  if (!worker_id || worker_id->empty() || worker_id->size() > 64)
+    throw http::bad_request("worker_id is required", {{"worker_id", "required"}});
+  int wait = 25;
+  if (auto w = rc.request.query_param("wait")) {
+    try {
+      size_t used = 0;
+      wait = std::stoi(*w, &used);
+      if (used != w->size() || wait < 0 || wait > 60) throw std::invalid_argument("range");
+    } catch (const std::exception&) {
+      throw http::bad_request("wait must be an integer from 0 to 60",
+                              {{"wait", "an integer 0..60"}});
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait);
+  for (;;) {
+    const auto since = ctx.hub.generation();
+    if (auto next = next_for_worker(ctx, rc, *worker_id)) return json_response(200, *next);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || ctx.hub.stopping()) return http::Response::empty(204);
+    // Woken by NOTIFY podium_agents <worker id>; the 2 s cap bounds a missed notification.
+    ctx.hub.wait("podium_agents", *worker_id, since,
+                 std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
+                          std::chrono::milliseconds(2000)));
+  }
+}
+
+http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  auto rank = in.integer("rank", true, 0, 1 << 20);
+  auto state = in.choice("state", true, {"running", "exited"});
+  std::optional<int64_t> exit_code, signal, pid;
+  if (in.present("exit_code") && !in.is_null("exit_code"))
+    exit_code = in.integer("exit_code", false, -1, 255);
+  else
+    in.any("exit_code");
+  if (in.present("signal") && !in.is_null("signal"))
+    signal = in.integer("signal", false, 1, 128);
+  else
+    in.any("signal");
+  if (in.present("pid") && !in.is_null("pid"))
+    pid = in.integer("pid", false, 1, INT32_MAX);
+  else
+    in.any("pid");
+  in.string("worker_id", false, 64);
+  in.reject_unknown_fields();
+  if (state && *state == "exited" && !exit_code && !signal)
+    in.error("exit_code", "an exited rank needs exit_code or signal");
+  in.finish();
+  const std::string attempt_id = rc.param("id");
+
+  auto out = ctx.db.transact([&](db::Transaction& tx) {
+    auto attempt = require_attempt(tx, rc, attempt_id);
+    auto h = tx.exec(
+        "SELECT state, exit_code, signal FROM attempt_hosts WHERE attempt_id = $1 AND rank = "
+        "$2::int FOR UPDATE",
+        {attempt_id, std::to_string(*rank)});
+    if (h.empty()) throw http::not_found("attempt " + attempt_id + " has no rank " +
+                                         std::to_string(*rank));
+    const std::string cur = h.at(0, "state");
+    if (*state == "running") {
+      if (cur == "running") return json{{"attempt_state", attempt.state}, {"cancel", false}};
+      if (cur != "pending" && cur != "delivered")
+        throw http::conflict("rank " + std::to_string(*rank) + " already ended (" + cur + ")");
+      tx.exec(
+          "UPDATE attempt_hosts SET state = 'running', started_at = now(), pid = $3::int WHERE "
+          "attempt_id = $1 AND rank = $2::int",
+          {attempt_id, std::to_string(*rank), pid ? db::Param(std::to_string(*pid)) : db::Param()});
+      auto waiting = tx.exec(
+          "SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND state IN ('pending', "
+          "'delivered')",
+          {attempt_id});
+      if (waiting.empty()) {
+        auto moved = tx.exec(
+            "UPDATE attempts SET state = 'running', running_at = now() WHERE id = $1 AND state "
+            "IN ('pending', 'starting') AND ending_cause IS NULL RETURNING id",
+            {attempt_id});
+        if (!moved.empty())
+          sched::transition_run(tx, attempt.run_id, "starting", "running",
+                                "every rank of attempt " + std::to_string(attempt.number) +
+                                    " is running");
+      }
+    } else {
+      if (cur == "exited") {
+        if (h.opt_int64(0, "exit_code") == exit_code && h.opt_int64(0, "signal") == signal)
+          return json{{"attempt_state", attempt.state}, {"cancel", false}};
+        throw http::conflict("rank " + std::to_string(*rank) + " already reported another exit");
+      }
+      if (cur == "lost" || cur == "cancelled")
+        throw http::conflict("rank " + std::to_string(*rank) + " was already declared " + cur);
+      tx.exec(
+          "UPDATE attempt_hosts SET state = 'exited', ended_at = now(), exit_code = $3::int, "
+          "signal = $4::int, pid = COALESCE(pid, $5::int) WHERE attempt_id = $1 AND rank = "
+          "$2::int",
+          {attempt_id, std::to_string(*rank),
+           exit_code ? db::Param(std::to_string(*exit_code)) : db::Param(),
+           signal ? db::Param(std::to_string(*signal)) : db::Param(),
+           pid ? db::Param(std::to_string(*pid)) : db::Param()});
+      const bool failed = signal || (exit_code && *exit_code != 0);
+      if (failed) {
+        const std::string what = signal ? "signal " + std::to_string(*signal)
+                                        : "exit code " + std::to_string(*exit_code);
+        sched::end_attempt(tx, attempt_id,
+                           "rank " + std::to_string(*rank) + " ended with " + what, false,
+                           ctx.engine);
+      }
+      sched::finish_attempt_if_done(tx, attempt_id, ctx.engine);
+    }
+    auto now = tx.exec("SELECT state, ending_cause IS NOT NULL AS ending FROM attempts WHERE id = $1",
+                       {attempt_id});
+    return json{{"attempt_state", now.at(0, "state")}, {"cancel", now.boolean(0, "ending")}};
+  });
+  return json_response(200, out);
+}
+
+http::Response handle_logs(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  auto rank = in.integer("rank", true, 0, 1 << 20);
+  auto seq = in.integer("seq", true, 0, INT64_MAX / 2);
+  auto lines_json = in.any("lines");
+  in.reject_unknown_fields();
+  std::vector<std::string> lines;
+  if (!lines_json || !lines_json->is_array())
+    in.error("lines", "required: an array of strings");
+  else if (lines_json->size() > kMaxLinesPerBatch)
+    in.error("lines", "at most " + std::to_string(kMaxLinesPerBatch) + " lines per batch");
+  else
+    for (size_t i = 0; i < lines_json->size(); ++i) {
+      if (!(*lines_json)[i].is_string()) {
+        in.error("lines[" + std::to_string(i) + "]", "must be a string");
+        break;
+      }
+      lines.push_back((*lines_json)[i].get<std::string>());
+    }
+  in.finish();
+  const std::string attempt_id = rc.param("id");
+  auto result = ctx.db.transact([&](db::Transaction& tx) {
+    auto attempt = require_attempt(tx, rc, attempt_id);
+    auto h = tx.exec("SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND rank = $2::int",
+                     {attempt_id, std::to_string(*rank)});
+    if (h.empty())
+      throw http::not_found("attempt " + attempt_id + " has no rank " + std::to_string(*rank));
+    ingest::LogBatch batch{attempt.run_id, attempt_id, attempt.number, static_cast<int>(*rank),
+                           *seq, std::move(lines)};
+    return ingest::ingest_log_batch(tx, batch);
+  });
+  return json_response(200, {{"stored", result.stored}, {"next_seq", result.next_seq}});
+}
+
+http::Response handle_checkpoint(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  auto step = in.integer("step", true, 0, INT64_MAX / 2);
+  auto uri = in.string("uri", true, 4096);
+  std::optional<int64_t> bytes;
+  if (in.present("bytes") && !in.is_null("bytes"))
+    bytes = in.integer("bytes", false, 0, INT64_MAX);
+  else
+    in.any("bytes");
+  in.reject_unknown_fields();
+  in.finish();
+  const std::string attempt_id = rc.param("id");
+  bool created = ctx.db.transact([&](db::Transaction& tx) {
+    auto attempt = require_attempt(tx, rc, attempt_id);
+    auto r = tx.exec(
+        "INSERT INTO checkpoints (id, run_id, attempt_id, attempt_number, step, uri, bytes) "
+        "VALUES ($1, $2, $3, $4::int, $5::bigint, $6, $7::bigint) ON CONFLICT (run_id, step) DO "
+        "NOTHING RETURNING id",
+        {new_id("ckp"), attempt.run_id, attempt_id, std::to_string(attempt.number),
+         std::to_string(*step), *uri, bytes ? db::Param(std::to_string(*bytes)) : db::Param()});
+    if (r.empty()) return false;
+    // An elastic run waiting to grow does so now, from this checkpoint.
+    auto grow = tx.exec(
+        "SELECT r.current_slices FROM runs r JOIN attempts a ON a.run_id = r.id WHERE a.id = $1 "
+        "AND r.grow_requested AND r.state = 'running' AND a.finished_at IS NULL AND "
+        "a.ending_cause IS NULL",
+        {attempt_id});
+    if (!grow.empty())
+      sched::end_attempt(tx, attempt_id,
+                         "grow: restarting on more slices from checkpoint " +
+                             std::to_string(*step),
+                         false, ctx.engine);
+    return true;
+  });
+  return json_response(created ? 201 : 200, {{"step", *step}, {"created", created}});
+}
+
+}  // namespace
+
+void register_agent_routes(http::Router& router, ApiContext& ctx) {
+  router.add("POST", "/api/v1/agent/register", http::Access::agent,
+             [&ctx](http::RequestContext& rc) { return handle_register(ctx, rc); });
+  router.add("POST", "/api/v1/agent/heartbeat", http::Access::agent,
+             [&ctx](http::RequestContext& rc) { return handle_heartbeat(ctx, rc); });
+  router.add("GET", "/api/v1/agent/assignment", http::Access::agent,
+             [&ctx](http::RequestContext& rc) { return handle_assignment(ctx, rc); });
+  router.add("POST", "/api/v1/agent/attempts/{id}/status", http::Access::agent,
+             [&ctx](http::RequestContext& rc) { return handle_status(ctx, rc); });
+  router.add("POST", "/api/v1/agent/attempts/{id}/logs", http::Access::agent,
+             [&ctx](http::RequestContext& rc) { return handle_logs(ctx, rc); });
+  router.add("POST", "/api/v1/agent/attempts/{id}/checkpoints", http::Access::agent,
+             [&ctx](http::RequestContext& rc) { return handle_checkpoint(ctx, rc); });
+}
+
+}  // namespace podium::api

@@ -1,0 +1,233 @@
+// A run's logs: paged history (GET /runs/{id}/logs) and live follow (GET /runs/{id}/logs/stream,
+// Server-Sent Events).
+#include <chrono>
+
+#include "backend/api/api_context.h"
+#include "backend/api/sql_util.h"
+#include "backend/common/cursor.h"
+#include "backend/common/problem.h"
+
+namespace podium::api {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kDefaultLogLimit = 500;
+constexpr int kMaxLogLimit = 5000;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+struct LogFilter {
+  std::optional<std::string> attempt;  // id or number
+  std::optional<int> rank;
+  std::optional<std::int64_t> after;  // seq
+};
+
+std::optional<std::int64_t> int_param(const http::RequestContext& rc, const char* name,
+                                      std::int64_t min, std::int64_t max) {
+  auto v = rc.request.query_param(name);
+  if (!v) return std::nullopt;
+  try {
+    size_t used = 0;
+    long long x = std::stoll(*v, &used);
+    if (used == v->size() && x >= min && x <= max) return x;
+  } catch (const std::exception&) {
+  }
+  throw http::bad_request(std::string(name) + " must be an integer from " + std::to_string(min) +
+                              " to " + std::to_string(max),
+                          {{name, "an integer " + std::to_string(min) + ".." + std::to_string(max)}});
+}
+
+LogFilter read_filter(const http::RequestContext& rc) {
+  LogFilter f;
+  f.attempt = rc.request.query_param("attempt");
+  if (f.attempt && (f.attempt->empty() || f.attempt->size() > 64))
+    throw http::bad_request("attempt must be an attempt id or number", {{"attempt", "invalid"}});
+  if (auto r = int_param(rc, "rank", 0, 1 << 20)) f.rank = static_cast<int>(*r);
+  f.after = int_param(rc, "after", -1, INT64_MAX / 2);
+  return f;
+}
+
+void require_run(db::Transaction& tx, const std::string& id) {
+  if (tx.exec("SELECT 1 FROM runs WHERE id = $1", {id}).empty())
+    throw http::not_found("no run " + id);
+}
+
+json log_item(const db::Result& r, size_t i) {
+  return {{"attempt", r.int64(i, "attempt_number")},
+          {"attempt_id", r.at(i, "attempt_id")},
+          {"rank", r.int64(i, "rank")},
+          {"seq", r.int64(i, "seq")},
+          {"ts", r.at(i, "ts")},
+          {"line", r.at(i, "line")}};
+}
+
+// SQL matching an attempt given as id or as number.
+const char* kAttemptMatch =
+    "($2::text IS NULL OR l.attempt_id = $2 OR l.attempt_number::text = $2)";
+
+http::Response list_logs(ApiContext& ctx, http::RequestContext& rc) {
+  const std::string run_id = rc.param("id");
+  auto filter = read_filter(rc);
+  auto limit = int_param(rc, "limit", 1, kMaxLogLimit).value_or(kDefaultLogLimit);
+  json position = {{"a", -1}, {"r", -1}, {"s", -1}};
+  if (auto c = rc.request.query_param("cursor"); c && !c->empty()) {
+    auto decoded = http::decode_cursor(ctx.cursor_key, *c);
+    if (!decoded || !decoded->is_object() || !(*decoded)["a"].is_number_integer() ||
+        !(*decoded)["r"].is_number_integer() || !(*decoded)["s"].is_number_integer())
+      throw http::bad_request("invalid cursor", {{"cursor", "not a cursor this server issued"}});
+    position = *decoded;
+  }
+  auto r = ctx.db.transact(
+      [&](db::Transaction& tx) {
+        require_run(tx, run_id);
+        return tx.exec(
+            "SELECT l.attempt_id, l.attempt_number, l.rank, l.seq, " + rfc3339("l.ts") +
+                " AS ts, l.line FROM log_lines l WHERE l.run_id = $1 AND " + kAttemptMatch +
+                " AND ($3::int IS NULL OR l.rank = $3::int) AND ($4::bigint IS NULL OR l.seq > "
+                "$4::bigint) AND (l.attempt_number, l.rank, l.seq) > ($5::int, $6::int, "
+                "$7::bigint) ORDER BY l.attempt_number, l.rank, l.seq LIMIT $8::int",
+            {run_id, filter.attempt,
+             filter.rank ? db::Param(std::to_string(*filter.rank)) : db::Param(),
+             filter.after ? db::Param(std::to_string(*filter.after)) : db::Param(),
+             position["a"].dump(), position["r"].dump(), position["s"].dump(),
+             std::to_string(limit + 1)});
+      },
+      db::TxMode::read_only);
+  json items = json::array();
+  const size_t n = std::min(r.size(), static_cast<size_t>(limit));
+  for (size_t i = 0; i < n; ++i) items.push_back(log_item(r, i));
+  json next = nullptr;
+  if (r.size() > n && n > 0)
+    next = http::encode_cursor(ctx.cursor_key, {{"a", r.int64(n - 1, "attempt_number")},
+                                                {"r", r.int64(n - 1, "rank")},
+                                                {"s", r.int64(n - 1, "seq")}});
+  return json_response(200, {{"items", items}, {"next_cursor", next}});
+}
+
+// Follows a run's output. Each (attempt, rank) is read from the position last sent, in seq order:
+// one rank's lines are uploaded one batch after another, so its stored lines have no gaps, while
+// across ranks commit order may differ from arrival order (which an id watermark would miss).
+class LogStream : public http::BodyStream {
+ public:
+  LogStream(ApiContext& ctx, std::string run_id, LogFilter filter)
+      : ctx_(ctx), run_id_(std::move(run_id)), filter_(std::move(filter)) {}
+
+  bool next(std::string& chunk) override {
+    if (done_) return false;
+    if (!started_) {
+      started_ = true;
+      chunk = "retry: 2000\n\n";
+      return true;
+    }
+    const auto since = ctx_.hub.generation();
+    std::string state;
+    try {
+      auto [lines, run_state] = read();
+      state = run_state;
+      for (size_t i = 0; i < lines.size(); ++i) {
+        json item = log_item(lines, i);
+        positions_[item["attempt_id"].get<std::string>() + "/" +
+                   std::to_string(item["rank"].get<std::int64_t>())] = item["seq"];
+        chunk += "event: log\ndata: " + dump(item) + "\n\n";
+      }
+      if (lines.size() >= kBatch) return true;  // more to send: no waiting
+    } catch (const std::exception& e) {
+      // The database went away: tell the client and end; it reconnects (retry: 2000).
+      chunk += "event: error\ndata: " + dump({{"detail", e.what()}}) + "\n\n";
+      done_ = true;
+      return true;
+    }
+    if (state.empty()) {
+      chunk += "event: end\ndata: {\"state\":null,\"detail\":\"the run was deleted\"}\n\n";
+      done_ = true;
+      return true;
+    }
+    if (state != last_state_) {
+      last_state_ = state;
+      chunk += "event: state\ndata: " + dump({{"state", state}}) + "\n\n";
+    }
+    if (state == "succeeded" || state == "failed" || state == "cancelled") {
+      // Lines may still arrive right after the end (the last batches of a rank): one grace round.
+      if (++terminal_rounds_ > 2) {
+        chunk += "event: end\ndata: " + dump({{"state", state}}) + "\n\n";
+        done_ = true;
+        return true;
+      }
+    }
+    if (!chunk.empty()) return true;
+    if (ctx_.hub.stopping()) {
+      chunk = "event: end\ndata: {\"detail\":\"the server is shutting down\"}\n\n";
+      done_ = true;
+      return true;
+    }
+    if (++idle_rounds_ % 15 == 0) {
+      chunk = ": keep-alive\n\n";
+      return true;
+    }
+    ctx_.hub.wait("podium_logs", run_id_, since, std::chrono::milliseconds(1000));
+    return true;  // an empty chunk lets the HTTP layer check that the client is still there
+  }
+
+ private:
+  static constexpr size_t kBatch = 2000;
+
+  std::pair<db::Result, std::string> read() {
+    json pos = json::object();
+    for (const auto& [k, v] : positions_) pos[k] = v;
+    return ctx_.db.transact(
+        [&](db::Transaction& tx) {
+          auto s = tx.exec("SELECT state FROM runs WHERE id = $1", {run_id_});
+          std::string state = s.empty() ? "" : s.at(0, "state");
+          auto lines = tx.exec(
+              "SELECT l.attempt_id, l.attempt_number, l.rank, l.seq, " + rfc3339("l.ts") +
+                  " AS ts, l.line, l.id FROM attempt_hosts ah JOIN attempts a ON a.id = "
+                  "ah.attempt_id CROSS JOIN LATERAL (SELECT * FROM log_lines l WHERE "
+                  "l.attempt_id = ah.attempt_id AND l.rank = ah.rank AND l.seq > "
+                  "COALESCE(($4::jsonb ->> (ah.attempt_id || '/' || ah.rank))::bigint, -1) "
+                  "ORDER BY l.seq LIMIT $5::int) l WHERE a.run_id = $1 AND ($2::text IS NULL OR "
+                  "a.id = $2 OR a.number::text = $2) AND ($3::int IS NULL OR ah.rank = $3::int) "
+                  "ORDER BY l.id LIMIT $5::int",
+              {run_id_, filter_.attempt,
+               filter_.rank ? db::Param(std::to_string(*filter_.rank)) : db::Param(), dump(pos),
+               std::to_string(kBatch)});
+          return std::make_pair(std::move(lines), state);
+        },
+        db::TxMode::read_only);
+  }
+
+  ApiContext& ctx_;
+  std::string run_id_;
+  LogFilter filter_;
+  std::map<std::string, json> positions_;
+  std::string last_state_;
+  bool started_ = false;
+  bool done_ = false;
+  int terminal_rounds_ = 0;
+  int idle_rounds_ = 0;
+};
+
+http::Response stream_logs(ApiContext& ctx, http::RequestContext& rc) {
+  const std::string run_id = rc.param("id");
+  auto filter = read_filter(rc);
+  ctx.db.transact([&](db::Transaction& tx) { require_run(tx, run_id); }, db::TxMode::read_only);
+  http::Response res;
+  res.status = 200;
+  res.set_header("Content-Type", "text/event-stream");
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("X-Accel-Buffering", "no");
+  res.stream = std::make_shared<LogStream>(ctx, run_id, std::move(filter));
+  return res;
+}
+
+}  // namespace
+
+void register_run_log_routes(http::Router& router, ApiContext& ctx) {
+  router.add("GET", "/api/v1/runs/{id}/logs", http::Access::reader,
+             [&ctx](http::RequestContext& rc) { return list_logs(ctx, rc); });
+  router.add("GET", "/api/v1/runs/{id}/logs/stream", http::Access::reader,
+             [&ctx](http::RequestContext& rc) { return stream_logs(ctx, rc); });
+}
+
+}  // namespace podium::api

@@ -1,0 +1,167 @@
+#include "backend/ingest/log_ingest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/maxtext_log.h"
+
+namespace podium::ingest {
+
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json finite(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+// Length of a valid UTF-8 sequence starting at s[i], or 0 when invalid.
+size_t utf8_sequence(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  if (n == 2 && c < 0xC2) return 0;  // overlong
+  return n;
+}
+
+}  // namespace
+
+std::string storable_line(std::string_view line) {
+  std::string out;
+  out.reserve(std::min(line.size(), kMaxStoredLineBytes));
+  for (size_t i = 0; i < line.size();) {
+    if (line[i] == '\0') {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    size_t n = utf8_sequence(line, i);
+    std::string_view piece = n ? line.substr(i, n) : std::string_view("\xEF\xBF\xBD");
+    if (out.size() + piece.size() > kMaxStoredLineBytes) break;
+    out.append(piece);
+    i += n ? n : 1;
+  }
+  return out;
+}
+
+IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
+  IngestResult result;
+  result.next_seq = b.seq + static_cast<std::int64_t>(b.lines.size());
+  if (b.lines.empty()) return result;
+  json lines = json::array();
+  for (const auto& l : b.lines) lines.push_back(storable_line(l));
+  auto inserted = tx.exec(
+      "INSERT INTO log_lines (run_id, attempt_id, attempt_number, rank, seq, line) "
+      "SELECT $1, $2, $3::int, $4::int, $5::bigint + t.ord - 1, t.line "
+      "FROM jsonb_array_elements_text($6::jsonb) WITH ORDINALITY AS t(line, ord) "
+      "ON CONFLICT (attempt_id, rank, seq) DO NOTHING RETURNING seq, line",
+      {b.run_id, b.attempt_id, std::to_string(b.attempt_number), std::to_string(b.rank),
+       std::to_string(b.seq), dump(lines)});
+  result.stored = static_cast<int>(inserted.size());
+  if (inserted.empty()) return result;
+
+  std::vector<std::pair<std::int64_t, std::string>> fresh;
+  for (size_t i = 0; i < inserted.size(); ++i)
+    fresh.emplace_back(inserted.int64(i, "seq"), inserted.at(i, "line"));
+  std::sort(fresh.begin(), fresh.end());
+
+  json steps = json::array();
+  json facts = json::object();
+  std::map<std::string, std::pair<int, std::string>> signatures;  // signature -> count, excerpt
+  std::optional<double> hbm_used, hbm_limit;
+  std::string hbm_device;
+  for (const auto& [seq, text] : fresh) {
+    auto parsed = core::parse_maxtext_line(text);
+    if (auto s = parsed.signature()) {
+      auto& entry = signatures[std::string(core::to_string(s->signature))];
+      if (entry.first++ == 0) entry.second = s->excerpt;
+    }
+    if (b.rank != 0) continue;  // every host prints the same step lines; count process 0 only
+    if (auto m = parsed.step(); m && !m->profiler_boundary) {
+      json extra = json::object();
+      for (const auto& [k, v] : m->extra)
+        if (std::isfinite(v)) extra[k] = v;
+      if (m->live_slice_count) extra["live_slice_count"] = *m->live_slice_count;
+      steps.push_back({{"step", m->step},
+                       {"seconds", finite(m->seconds)},
+                       {"tflops", finite(m->tflops_per_device)},
+                       {"tokens", finite(m->tokens_per_second_per_device)},
+                       {"weights", finite(m->total_weights)},
+                       // A NaN loss is stored as NaN: the run page must show it.
+                       {"loss", m->loss ? json(std::isfinite(*m->loss) ? json(*m->loss)
+                                                                       : json("NaN"))
+                                        : json(nullptr)},
+                       {"extra", extra},
+                       {"rampup", m->rampup}});
+      result.last_step = std::max(result.last_step, m->step);
+    } else if (auto n = parsed.num_params()) {
+      facts["num_params_billion"] = n->billions;
+    } else if (auto t = parsed.tflops()) {
+      if (t->tflops_per_device) facts["tflops_per_step_per_device"] = *t->tflops_per_device;
+      if (t->learnable_weight_percent)
+        facts["learnable_weight_flops_percent"] = *t->learnable_weight_percent;
+      if (t->attention_percent) facts["attention_flops_percent"] = *t->attention_percent;
+    } else if (auto e = parsed.memory_estimate()) {
+      facts["memory_estimate"] = core::to_json(*e);
+    } else if (auto ms = parsed.memstats(); ms && ms->used_gib) {
+      if (!hbm_used || *ms->used_gib > *hbm_used) {
+        hbm_used = ms->used_gib;
+        hbm_limit = ms->limit_gib;
+        hbm_device = ms->device;
+      }
+    }
+  }
+
+  if (!steps.empty()) {
+    tx.exec(
+        "INSERT INTO metrics (run_id, attempt_id, attempt_number, step, step_seconds, "
+        "tflops_per_device, tokens_per_second_per_device, total_weights, loss, extra, rampup) "
+        "SELECT $1, $2, $3::int, (e->>'step')::bigint, (e->>'seconds')::float8, "
+        "(e->>'tflops')::float8, (e->>'tokens')::float8, (e->>'weights')::float8, "
+        "(e->>'loss')::float8, e->'extra', (e->>'rampup')::boolean "
+        "FROM jsonb_array_elements($4::jsonb) AS e "
+        "ON CONFLICT (attempt_id, step) DO UPDATE SET at = now(), "
+        "step_seconds = EXCLUDED.step_seconds, tflops_per_device = EXCLUDED.tflops_per_device, "
+        "tokens_per_second_per_device = EXCLUDED.tokens_per_second_per_device, "
+        "total_weights = EXCLUDED.total_weights, loss = EXCLUDED.loss, extra = EXCLUDED.extra, "
+        "rampup = EXCLUDED.rampup",
+        {b.run_id, b.attempt_id, std::to_string(b.attempt_number), dump(steps)});
+    result.metric_steps = static_cast<int>(steps.size());
+    tx.exec(
+        "UPDATE runs SET last_step = GREATEST(COALESCE(last_step, -1), $2::bigint), "
+        "updated_at = now() WHERE id = $1",
+        {b.run_id, std::to_string(result.last_step)});
+  }
+  if (hbm_used) {
+    // Keep the highest HBM figure any line reported.
+    tx.exec(
+        "UPDATE runs SET log_facts = jsonb_set(log_facts, '{hbm}', $2::jsonb) WHERE id = $1 AND "
+        "COALESCE((log_facts->'hbm'->>'used_gib')::float8, -1) < $3::float8",
+        {b.run_id,
+         dump({{"used_gib", *hbm_used}, {"limit_gib", finite(hbm_limit)}, {"device", hbm_device}}),
+         std::to_string(*hbm_used)});
+  }
+  if (!facts.empty())
+    tx.exec("UPDATE runs SET log_facts = log_facts || $2::jsonb WHERE id = $1",
+            {b.run_id, dump(facts)});
+  for (const auto& [sig, entry] : signatures)
+    tx.exec(
+        "INSERT INTO attempt_signatures (attempt_id, rank, signature, count, excerpt) VALUES "
+        "($1, $2::int, $3, $4::bigint, $5) ON CONFLICT (attempt_id, rank, signature) DO UPDATE "
+        "SET count = attempt_signatures.count + EXCLUDED.count",
+        {b.attempt_id, std::to_string(b.rank), sig, std::to_string(entry.first),
+         storable_line(entry.second)});
+  tx.exec("SELECT pg_notify('podium_logs', $1)", {b.run_id});
+  return result;
+}
+
+}  // namespace podium::ingest

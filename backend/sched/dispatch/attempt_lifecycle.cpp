@@ -1,0 +1,254 @@
+#include "backend/sched/dispatch/attempt_lifecycle.h"
+
+#include <nlohmann/json.hpp>
+
+#include "backend/sched/restart_policy.h"
+#include "backend/sched/run_state.h"
+#include "engine/core/failure_classifier.h"
+
+namespace podium::sched {
+
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+bool terminal_run_state(const std::string& s) {
+  auto parsed = parse_run_state(s);
+  return parsed && is_terminal(*parsed);
+}
+
+}  // namespace
+
+void notify_agent(db::Transaction& tx, const std::string& worker_id) {
+  tx.exec("SELECT pg_notify('podium_agents', $1)", {worker_id});
+}
+
+void notify_runs(db::Transaction& tx, const std::string& run_id) {
+  tx.exec("SELECT pg_notify('podium_runs', $1)", {run_id});
+}
+
+bool transition_run(db::Transaction& tx, const std::string& run_id, const std::string& from,
+                    const std::string& to, const std::string& cause) {
+  auto f = parse_run_state(from);
+  auto t = parse_run_state(to);
+  if (!f || !t || !can_transition(*f, *t)) return false;
+  auto r = tx.exec(
+      "UPDATE runs SET state = $3, updated_at = now(), "
+      "started_at = CASE WHEN $3 = 'running' THEN COALESCE(started_at, now()) ELSE started_at END, "
+      "finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN now() "
+      "ELSE finished_at END WHERE id = $1 AND state = $2",
+      {run_id, from, to});
+  if (r.affected_rows() != 1) return false;
+  tx.exec("INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, $2, $3, $4)",
+          {run_id, from, to, cause});
+  tx.exec("SELECT pg_notify('podium_logs', $1)", {run_id});  // live followers show the state
+  notify_runs(tx, run_id);
+  return true;
+}
+
+void record_run_note(db::Transaction& tx, const std::string& run_id, const std::string& state,
+                     const std::string& note) {
+  tx.exec("INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, $2, $2, $3)",
+          {run_id, state, note});
+}
+
+std::optional<std::string> live_attempt(db::Transaction& tx, const std::string& run_id) {
+  auto r = tx.exec(
+      "SELECT id FROM attempts WHERE run_id = $1 AND finished_at IS NULL ORDER BY number DESC "
+      "LIMIT 1",
+      {run_id});
+  if (r.empty()) return std::nullopt;
+  return r.at(0, "id");
+}
+
+void end_attempt(db::Transaction& tx, const std::string& attempt_id, const std::string& cause,
+                 bool user_cancelled, const EngineSettings& settings) {
+  auto a = tx.exec(
+      "UPDATE attempts SET ending_cause = COALESCE(ending_cause, $2), "
+      "ending_at = COALESCE(ending_at, now()), user_cancelled = user_cancelled OR $3::boolean "
+      "WHERE id = $1 AND finished_at IS NULL RETURNING id",
+      {attempt_id, cause, user_cancelled ? "true" : "false"});
+  if (a.empty()) return;
+  // Ranks no agent has fetched yet will never start: cancel them here.
+  tx.exec(
+      "UPDATE attempt_hosts SET state = 'cancelled', ended_at = now(), "
+      "cancel_requested_at = COALESCE(cancel_requested_at, now()) "
+      "WHERE attempt_id = $1 AND state = 'pending'",
+      {attempt_id});
+  auto ranks = tx.exec(
+      "UPDATE attempt_hosts SET cancel_requested_at = now() WHERE attempt_id = $1 "
+      "AND ended_at IS NULL AND cancel_requested_at IS NULL RETURNING worker_id",
+      {attempt_id});
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (!ranks.is_null(i, "worker_id")) notify_agent(tx, ranks.at(i, "worker_id"));
+  finish_attempt_if_done(tx, attempt_id, settings);
+}
+
+bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
+                            const EngineSettings&) {
+  auto a = tx.exec(
+      "SELECT a.id, a.run_id, a.number, a.state, a.ending_cause, a.user_cancelled, "
+      "a.num_slices, r.state AS run_state, r.spec::text AS spec, r.restarts "
+      "FROM attempts a JOIN runs r ON r.id = a.run_id WHERE a.id = $1 AND a.finished_at IS NULL "
+      "FOR UPDATE OF a, r",
+      {attempt_id});
+  if (a.empty()) return false;
+  auto open = tx.exec("SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND ended_at IS NULL",
+                      {attempt_id});
+  if (!open.empty()) return false;
+
+  const std::string run_id = a.at(0, "run_id");
+  const std::string run_state = a.at(0, "run_state");
+  const std::string cause = a.opt(0, "ending_cause").value_or("");
+  json spec = json::parse(a.at(0, "spec"), nullptr, false);
+  if (!spec.is_object()) spec = json::object();
+
+  core::AttemptEvidence evidence;
+  evidence.user_cancelled = a.boolean(0, "user_cancelled");
+  auto ranks = tx.exec(
+      "SELECT rank, state, exit_code, signal, (cancel_requested_at IS NOT NULL AND "
+      "cancel_requested_at <= ended_at) AS stopped FROM attempt_hosts WHERE attempt_id = $1 "
+      "ORDER BY rank",
+      {attempt_id});
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    core::RankOutcome o;
+    o.rank = static_cast<int>(ranks.int64(i, "rank"));
+    const std::string st = ranks.at(i, "state");
+    if (auto c = ranks.opt_int64(i, "exit_code")) o.exit_code = static_cast<int>(*c);
+    if (auto s = ranks.opt_int64(i, "signal")) o.signal = static_cast<int>(*s);
+    o.vanished = st == "lost";
+    o.stopped_by_podium = ranks.boolean(i, "stopped") || st == "cancelled";
+    if (st == "cancelled") o.signal = 15;  // never started: counts as stopped by Podium
+    evidence.ranks.push_back(o);
+  }
+  auto sigs = tx.exec("SELECT DISTINCT signature FROM attempt_signatures WHERE attempt_id = $1",
+                      {attempt_id});
+  for (size_t i = 0; i < sigs.size(); ++i)
+    if (auto s = core::parse_failure_signature(sigs.at(i, "signature")))
+      evidence.signatures.push_back(*s);
+
+  auto steps = tx.exec("SELECT min(step) AS first, max(step) AS last FROM metrics WHERE "
+                       "attempt_id = $1",
+                       {attempt_id});
+  const bool grow = cause.rfind("grow", 0) == 0 && !evidence.user_cancelled;
+  auto classification = core::classify_failure(evidence);
+
+  std::string attempt_state;
+  std::optional<std::string> failure_class;
+  json decision_json = nullptr;
+  std::string next_run_state;
+  std::string run_cause;
+  bool spend_restart = false, count_recovery = false;
+
+  if (grow) {
+    attempt_state = "cancelled";
+    next_run_state = "recovering";
+    run_cause = "resize: " + cause;
+  } else if (classification.outcome == core::AttemptOutcome::succeeded) {
+    attempt_state = "succeeded";
+    next_run_state = "succeeded";
+    run_cause = "every rank exited 0";
+  } else if (classification.outcome == core::AttemptOutcome::cancelled) {
+    attempt_state = "cancelled";
+    next_run_state = "cancelled";
+    run_cause = cause.empty() ? "cancelled" : cause;
+  } else {
+    attempt_state = "failed";
+    failure_class = std::string(core::to_string(*classification.failure_class));
+    RestartInput in;
+    in.failure_class = *classification.failure_class;
+    in.exit_codes = classification.exit_codes;
+    in.restarts_used = static_cast<int>(a.int64(0, "restarts"));
+    in.max_restarts = spec.value("max_restarts", 0);
+    if (spec.contains("restart_on_exit_codes") && spec["restart_on_exit_codes"].is_array())
+      for (const auto& c : spec["restart_on_exit_codes"])
+        if (c.is_number_integer()) in.restart_on_exit_codes.push_back(c.get<int>());
+    auto decision = decide_restart(in);
+    decision_json = to_json(decision);
+    const std::string what = *failure_class + ": " + classification.reason;
+    switch (decision.action) {
+      case RestartAction::recover:
+        next_run_state = "recovering";
+        count_recovery = true;
+        run_cause = "attempt " + a.at(0, "number") + " " + what + "; recovering (" +
+                    decision.reason + ")";
+        break;
+      case RestartAction::restart:
+        next_run_state = "recovering";
+        spend_restart = true;
+        run_cause = "attempt " + a.at(0, "number") + " " + what + "; restarting (" +
+                    decision.reason + ")";
+        break;
+      case RestartAction::fail:
+        next_run_state = "failed";
+        run_cause = "attempt " + a.at(0, "number") + " " + what + "; " + decision.reason;
+        break;
+    }
+  }
+
+  tx.exec(
+      "UPDATE attempts SET state = $2, failure_class = $3, classification = $4::jsonb, "
+      "restart_decision = $5::jsonb, finished_at = now(), first_step = $6::bigint, "
+      "last_step = $7::bigint WHERE id = $1",
+      {attempt_id, attempt_state, failure_class, dump(to_json(classification)),
+       decision_json.is_null() ? db::Param() : db::Param(dump(decision_json)),
+       steps.opt(0, "first"), steps.opt(0, "last")});
+
+  if (terminal_run_state(run_state)) return true;
+  // A user's cancel wins over whatever the attempt did meanwhile.
+  if (run_state == "cancelling" && next_run_state != "succeeded") next_run_state = "cancelled";
+  if (spend_restart)
+    tx.exec("UPDATE runs SET restarts = restarts + 1 WHERE id = $1", {run_id});
+  if (count_recovery)
+    tx.exec("UPDATE runs SET recoveries = recoveries + 1 WHERE id = $1", {run_id});
+  if (next_run_state == "failed")
+    tx.exec("UPDATE runs SET failure_class = $2 WHERE id = $1", {run_id, failure_class});
+  if (!transition_run(tx, run_id, run_state, next_run_state, run_cause)) {
+    // starting/running -> succeeded etc. are legal; anything else means the run moved on
+    // (another replica finished it): record why the attempt ended anyway.
+    record_run_note(tx, run_id, run_state,
+                    "attempt " + a.at(0, "number") + " ended (" + attempt_state + "): " +
+                        run_cause);
+  }
+  return true;
+}
+
+void mark_worker_ranks_lost(db::Transaction& tx, const std::string& worker_id,
+                            const std::string& reason, const EngineSettings& settings,
+                            const std::optional<std::string>& keep_attempts_json) {
+  // keep_attempts_json: [{"attempt_id","rank"}] the agent still supervises (not lost).
+  auto lost = tx.exec(
+      "UPDATE attempt_hosts ah SET state = 'lost', ended_at = now() "
+      "WHERE ah.worker_id = $1 AND ah.ended_at IS NULL AND NOT EXISTS ("
+      "  SELECT 1 FROM jsonb_array_elements(COALESCE($2::jsonb, '[]'::jsonb)) k "
+      "  WHERE k->>'attempt_id' = ah.attempt_id AND (k->>'rank')::int = ah.rank) "
+      "RETURNING ah.attempt_id, ah.rank",
+      {worker_id, keep_attempts_json});
+  for (size_t i = 0; i < lost.size(); ++i)
+    end_attempt(tx, lost.at(i, "attempt_id"),
+                "host lost: rank " + lost.at(i, "rank") + " (" + reason + ")", false, settings);
+  for (size_t i = 0; i < lost.size(); ++i)
+    finish_attempt_if_done(tx, lost.at(i, "attempt_id"), settings);
+}
+
+CancelOutcome cancel_run(db::Transaction& tx, const std::string& run_id, const std::string& by,
+                         const EngineSettings& settings) {
+  auto cur = tx.exec("SELECT state FROM runs WHERE id = $1 FOR UPDATE", {run_id});
+  if (cur.empty()) return CancelOutcome::not_found;
+  const std::string state = cur.at(0, "state");
+  if (terminal_run_state(state)) return CancelOutcome::finished;
+  if (state == "cancelling") return CancelOutcome::already_cancelling;
+  auto attempt = live_attempt(tx, run_id);
+  if (!attempt) {
+    transition_run(tx, run_id, state, "cancelled", "cancelled by " + by);
+    return CancelOutcome::cancelled;
+  }
+  transition_run(tx, run_id, state, "cancelling", "cancelled by " + by);
+  end_attempt(tx, *attempt, "cancelled by " + by, true, settings);
+  auto now = tx.exec("SELECT state FROM runs WHERE id = $1", {run_id});
+  return now.at(0, "state") == "cancelled" ? CancelOutcome::cancelled : CancelOutcome::cancelling;
+}
+
+}  // namespace podium::sched

@@ -1,0 +1,57 @@
+#pragma once
+// The state machines of runs and attempts as database operations (backend/sched/run_state.h has
+// the legal transitions). Every function runs inside the caller's transaction, so a transition,
+// its event row and the NOTIFY that wakes agents commit together or not at all.
+//
+// How an attempt ends:
+//   1. Something ends it: a rank exits nonzero, a host is lost, the user cancels, an elastic run
+//      grows. end_attempt() records the cause once and asks every rank still running to stop.
+//   2. Each rank reports its exit (or is declared lost when its worker goes silent).
+//   3. When no rank is left, finish_attempt_if_done() classifies the failure from exit codes,
+//      signals and log signatures, applies the restart policy, and moves the run on.
+
+#include <optional>
+#include <string>
+
+#include "backend/db/database.h"
+#include "backend/sched/dispatch/engine_settings.h"
+
+namespace podium::sched {
+
+// Moves a run from `from` to `to` if that is a legal transition and the run is still in `from`;
+// records the event. Returns false (and changes nothing) otherwise.
+bool transition_run(db::Transaction& tx, const std::string& run_id, const std::string& from,
+                    const std::string& to, const std::string& cause);
+
+// Records a run event without a state change (resizes, waiting reasons).
+void record_run_note(db::Transaction& tx, const std::string& run_id, const std::string& state,
+                     const std::string& note);
+
+// Starts tearing an attempt down (idempotent: the first cause is kept). Ranks never delivered are
+// cancelled at once; the others get a cancel on their next long-poll.
+void end_attempt(db::Transaction& tx, const std::string& attempt_id, const std::string& cause,
+                 bool user_cancelled, const EngineSettings& settings);
+
+// Finishes the attempt when every rank has ended; returns true when it did.
+bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
+                            const EngineSettings& settings);
+
+// A worker's ranks that have not ended are lost (heartbeat deadline passed, or its agent
+// restarted without them). Ends their attempts.
+void mark_worker_ranks_lost(db::Transaction& tx, const std::string& worker_id,
+                            const std::string& reason, const EngineSettings& settings,
+                            const std::optional<std::string>& keep_attempts_json = std::nullopt);
+
+// A user's cancel: a run with nothing running is cancelled at once; otherwise every rank is
+// stopped and the run is `cancelling` until they all ended.
+enum class CancelOutcome { cancelled, cancelling, already_cancelling, finished, not_found };
+CancelOutcome cancel_run(db::Transaction& tx, const std::string& run_id, const std::string& by,
+                         const EngineSettings& settings);
+
+// The attempt that is not finished yet, if any.
+std::optional<std::string> live_attempt(db::Transaction& tx, const std::string& run_id);
+
+void notify_agent(db::Transaction& tx, const std::string& worker_id);
+void notify_runs(db::Transaction& tx, const std::string& run_id);
+
+}  // namespace podium::sched

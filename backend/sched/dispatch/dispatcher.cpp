@@ -1,0 +1,444 @@
+#include "backend/sched/dispatch/dispatcher.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/sched/dispatch/attempt_lifecycle.h"
+#include "backend/sched/launch_spec.h"
+#include "backend/sched/placement.h"
+#include "engine/core/accelerator.h"
+
+namespace podium::sched {
+
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string random_suffix() {
+  static thread_local std::uint64_t state =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      reinterpret_cast<std::uintptr_t>(&state);
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(state));
+  return buf;
+}
+
+struct WorkerInfo {
+  std::string address;
+  int devices = 1;
+};
+
+struct ClusterInfo {
+  ClusterSnapshot snapshot;
+  int num_slices = 1;
+  std::map<std::string, WorkerInfo> workers;
+};
+
+int hosts_per_slice(const std::string& accelerator) {
+  auto parsed = core::parse_accelerator(accelerator);
+  return parsed.type ? std::max(1, parsed.type->hosts_per_slice) : 0;
+}
+
+// Clusters (locked FOR UPDATE SKIP LOCKED when `lock`) and their workers as the placement
+// function sees them. Health and busyness are judged on the database's clock.
+std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json& cluster_ids,
+                                                 bool lock, const EngineSettings& settings) {
+  std::map<std::string, ClusterInfo> out;
+  auto c = tx.exec(
+      std::string("SELECT id, accelerator, num_slices FROM clusters WHERE id IN "
+                  "(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id") +
+          (lock ? " FOR UPDATE SKIP LOCKED" : ""),
+      {dump(cluster_ids)});
+  for (size_t i = 0; i < c.size(); ++i) {
+    ClusterInfo info;
+    info.snapshot.id = c.at(i, "id");
+    info.snapshot.hosts_per_slice = hosts_per_slice(c.at(i, "accelerator"));
+    info.num_slices = static_cast<int>(c.int64(i, "num_slices"));
+    out[info.snapshot.id] = std::move(info);
+  }
+  if (out.empty()) return out;
+  json locked = json::array();
+  for (const auto& [id, _] : out) locked.push_back(id);
+  auto w = tx.exec(
+      "SELECT w.id, w.cluster_id, w.slice, w.host, w.address, w.devices, "
+      "(w.last_heartbeat_at > now() - make_interval(secs => $2::int)) AS healthy, "
+      "EXISTS (SELECT 1 FROM attempt_hosts ah WHERE ah.worker_id = w.id AND ah.ended_at IS NULL) "
+      "AS busy FROM workers w WHERE w.cluster_id IN (SELECT jsonb_array_elements_text($1::jsonb)) "
+      "ORDER BY w.cluster_id, w.slice, w.host",
+      {dump(locked), std::to_string(settings.heartbeat_deadline.count())});
+  for (size_t i = 0; i < w.size(); ++i) {
+    auto& info = out[w.at(i, "cluster_id")];
+    HostSnapshot h;
+    h.worker_id = w.at(i, "id");
+    h.slice_index = static_cast<int>(w.int64(i, "slice"));
+    h.host_index = static_cast<int>(w.int64(i, "host"));
+    h.healthy = w.boolean(i, "healthy") && h.slice_index < info.num_slices;
+    h.busy = w.boolean(i, "busy");
+    info.snapshot.hosts.push_back(h);
+    info.workers[h.worker_id] = {w.at(i, "address"), static_cast<int>(w.int64(i, "devices"))};
+  }
+  return out;
+}
+
+int requested_slices(const json& spec, int cluster_slices) {
+  if (spec.contains("num_slices") && spec["num_slices"].is_number_integer())
+    return spec["num_slices"].get<int>();
+  return cluster_slices;
+}
+
+std::optional<int> min_slices_of(const json& spec) {
+  if (spec.contains("min_slices") && spec["min_slices"].is_number_integer())
+    return spec["min_slices"].get<int>();
+  return std::nullopt;
+}
+
+// The lowest port of the range, after the one used last, that no live attempt with the same
+// coordinator address holds (so a restarted attempt does not reuse its predecessor's port, which
+// may linger in TIME_WAIT).
+int allocate_port(db::Transaction& tx, const std::string& address, const EngineSettings& s) {
+  auto used = tx.exec(
+      "SELECT coordinator_port FROM attempts WHERE finished_at IS NULL AND "
+      "coordinator_address = $1",
+      {address});
+  std::set<int> taken;
+  for (size_t i = 0; i < used.size(); ++i)
+    taken.insert(static_cast<int>(used.int64(i, "coordinator_port")));
+  auto last = tx.exec("SELECT coordinator_port FROM attempts ORDER BY seq DESC LIMIT 1");
+  const int slots = std::max(1, s.coordinator_port_count / 2);
+  int start = 0;
+  if (!last.empty()) {
+    const int p = static_cast<int>(last.int64(0, "coordinator_port"));
+    if (p >= s.coordinator_port_first) start = ((p - s.coordinator_port_first) / 2 + 1) % slots;
+  }
+  for (int k = 0; k < slots; ++k) {
+    const int port = s.coordinator_port_first + 2 * ((start + k) % slots);
+    if (!taken.count(port)) return port;
+  }
+  throw std::runtime_error("no free coordinator port for " + address +
+                           " (scheduler.coordinator_port_count too small)");
+}
+
+struct Candidate {
+  std::string id;
+  std::string cluster_id;
+  std::string state;
+  json spec;
+  std::optional<std::string> dataset_uri;
+};
+
+// Writes the attempt of one placement and moves the run to starting.
+void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& p,
+                    const ClusterInfo& cluster, const EngineSettings& settings,
+                    const std::shared_ptr<spdlog::logger>& log) {
+  auto prev = tx.exec(
+      "SELECT number, ending_cause, restart_decision->>'action' AS action FROM attempts "
+      "WHERE run_id = $1 ORDER BY number DESC LIMIT 1",
+      {run.id});
+  const int number = prev.empty() ? 1 : static_cast<int>(prev.int64(0, "number")) + 1;
+  std::string reason = "first";
+  if (!prev.empty()) {
+    const std::string action = prev.opt(0, "action").value_or("");
+    const std::string cause = prev.opt(0, "ending_cause").value_or("");
+    reason = action == "restart"              ? "restart"
+             : action == "recover"            ? "recovery"
+             : cause.rfind("grow", 0) == 0    ? "grow"
+                                              : "restart";
+  }
+  std::optional<std::int64_t> resumed_from;
+  if (number > 1) {
+    auto ck = tx.exec("SELECT max(step) AS step FROM checkpoints WHERE run_id = $1", {run.id});
+    resumed_from = ck.opt_int64(0, "step");
+  }
+
+  const int requested = requested_slices(run.spec, cluster.num_slices);
+  LaunchInput in;
+  in.run_id = run.id;
+  in.run_name = run.id;
+  in.attempt_id = "att_" + random_suffix();
+  in.attempt_number = number;
+  in.spec = run.spec;
+  in.dataset_uri = run.dataset_uri;
+  in.gang_slices = static_cast<int>(p.slices.size());
+  in.requested_slices = requested;
+  in.settings = settings.launch;
+  in.settings.grace_seconds = static_cast<int>(settings.cancel_grace.count());
+  for (const auto& h : p.hosts) {
+    GangMember m;
+    m.rank = h.rank;
+    m.gang_slice = h.gang_slice;
+    m.host_index = h.host_index;
+    auto w = cluster.workers.find(h.worker_id);
+    m.address = w != cluster.workers.end() && !w->second.address.empty() ? w->second.address
+                                                                          : "127.0.0.1";
+    m.devices = w != cluster.workers.end() ? w->second.devices : 1;
+    in.members.push_back(m);
+  }
+  std::vector<RankLaunch> launches;
+  try {
+    in.port = allocate_port(tx, in.members.front().address, settings);
+    launches = build_launch(in);
+  } catch (const std::exception& e) {
+    tx.exec("UPDATE runs SET failure_class = 'config' WHERE id = $1", {run.id});
+    transition_run(tx, run.id, run.state, "failed", std::string("cannot launch: ") + e.what());
+    log->warn(dump({{"msg", "run cannot be launched"}, {"run", run.id}, {"error", e.what()}}));
+    return;
+  }
+
+  json slices = p.slices;
+  tx.exec(
+      "INSERT INTO attempts (id, run_id, number, state, reason, num_slices, world_size, slices, "
+      "coordinator_address, coordinator_port, resumed_from_step) VALUES ($1, $2, $3::int, "
+      "'pending', $4, $5::int, $6::int, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::int), "
+      "$8, $9::int, $10::bigint)",
+      {in.attempt_id, run.id, std::to_string(number), reason, std::to_string(p.slices.size()),
+       std::to_string(p.world_size), dump(slices), in.members.front().address,
+       std::to_string(in.port),
+       resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
+  for (size_t i = 0; i < p.hosts.size(); ++i) {
+    const auto& h = p.hosts[i];
+    const auto& l = launches[i];
+    tx.exec(
+        "INSERT INTO attempt_hosts (attempt_id, rank, worker_id, slice, host, gang_slice, "
+        "address, command, env, workdir, checkpoint_dir) VALUES ($1, $2::int, $3, $4::int, "
+        "$5::int, $6::int, $7, $8::jsonb, $9::jsonb, $10, $11)",
+        {in.attempt_id, std::to_string(h.rank), h.worker_id, std::to_string(h.slice_index),
+         std::to_string(h.host_index), std::to_string(h.gang_slice), in.members[i].address,
+         dump(l.command), dump(l.env), l.workdir,
+         l.checkpoint_dir ? db::Param(*l.checkpoint_dir) : db::Param()});
+    notify_agent(tx, h.worker_id);
+  }
+  tx.exec(
+      "UPDATE runs SET current_slices = $2::int, grow_requested = false, "
+      "resumed_from_step = COALESCE($3::bigint, resumed_from_step) WHERE id = $1",
+      {run.id, std::to_string(p.slices.size()),
+       resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
+  std::string cause = "attempt " + std::to_string(number) + " (" + reason + ") placed on slice" +
+                      (p.slices.size() > 1 ? "s " : " ");
+  for (size_t i = 0; i < p.slices.size(); ++i)
+    cause += (i ? "," : "") + std::to_string(p.slices[i]);
+  cause += ", " + std::to_string(p.world_size) + " hosts";
+  if (resumed_from) cause += ", resuming from checkpoint " + std::to_string(*resumed_from);
+  if (p.elastic_partial)
+    cause += "; elastic: " + std::to_string(p.slices.size()) + " of " +
+             std::to_string(requested) + " slices (fewer healthy slices than asked)";
+  transition_run(tx, run.id, run.state, "starting", cause);
+  log->info(dump({{"msg", "attempt placed"},
+                  {"run", run.id},
+                  {"attempt", in.attempt_id},
+                  {"number", number},
+                  {"slices", slices},
+                  {"port", in.port}}));
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(db::Database& db, db::NotificationHub& hub, EngineSettings settings,
+                       std::shared_ptr<spdlog::logger> log)
+    : db_(db), hub_(hub), settings_(std::move(settings)), log_(std::move(log)) {}
+
+Dispatcher::~Dispatcher() { stop(); }
+
+void Dispatcher::start() {
+  if (thread_.joinable()) return;
+  started_at_ = std::chrono::steady_clock::now();
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Dispatcher::stop() {
+  stopping_ = true;
+  hub_.publish("podium_runs", "*");
+  if (thread_.joinable()) thread_.join();
+}
+
+void Dispatcher::loop() {
+  auto next_reap = std::chrono::steady_clock::now();
+  while (!stopping_) {
+    const auto since = hub_.generation();
+    try {
+      if (std::chrono::steady_clock::now() >= next_reap) {
+        reap_once();
+        check_growth_once();
+        next_reap = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      }
+      schedule_once();
+    } catch (const db::DbError& e) {
+      // The database is down or busy: everything is in it, so the next round picks up.
+      log_->warn(dump({{"msg", "dispatcher round failed"}, {"error", e.what()}}));
+    } catch (const std::exception& e) {
+      log_->error(dump({{"msg", "dispatcher round failed"}, {"error", e.what()}}));
+    }
+    if (stopping_) break;
+    hub_.wait_any("podium_runs", since, std::chrono::milliseconds(1000));
+  }
+}
+
+int Dispatcher::reap_once() {
+  // After a server restart the agents need a moment to find it again: nothing is declared lost
+  // until this process has been up for one deadline (their heartbeats were not received while it
+  // was down, which says nothing about them).
+  if (std::chrono::steady_clock::now() - started_at_ < settings_.heartbeat_deadline) return 0;
+  int changed = 0;
+  auto silent = db_.transact(
+      [&](db::Transaction& tx) {
+        return tx.exec(
+            "SELECT DISTINCT w.id, extract(epoch FROM now() - w.last_heartbeat_at)::int AS "
+            "silent FROM attempt_hosts ah JOIN workers w ON w.id = ah.worker_id "
+            "WHERE ah.ended_at IS NULL AND w.last_heartbeat_at < now() - "
+            "make_interval(secs => $1::int)",
+            {std::to_string(settings_.heartbeat_deadline.count())});
+      },
+      db::TxMode::read_only);
+  for (size_t i = 0; i < silent.size(); ++i) {
+    const std::string worker = silent.at(i, "id");
+    const std::string reason = "no heartbeat from worker " + worker + " for " +
+                               silent.at(i, "silent") + " s";
+    db_.transact([&](db::Transaction& tx) {
+      // Re-check under the row lock: a heartbeat may have arrived meanwhile.
+      auto still = tx.exec(
+          "SELECT 1 FROM workers WHERE id = $1 AND last_heartbeat_at < now() - "
+          "make_interval(secs => $2::int) FOR UPDATE",
+          {worker, std::to_string(settings_.heartbeat_deadline.count())});
+      if (still.empty()) return;
+      mark_worker_ranks_lost(tx, worker, reason, settings_);
+    });
+    log_->warn(dump({{"msg", "worker lost"}, {"worker", worker}, {"reason", reason}}));
+    ++changed;
+  }
+  // Ranks whose worker row was deleted, and attempts whose ranks all ended without the attempt
+  // being finished (a replica died between the two): finish them.
+  db_.transact([&](db::Transaction& tx) {
+    auto orphans = tx.exec(
+        "UPDATE attempt_hosts SET state = 'lost', ended_at = now() WHERE worker_id IS NULL AND "
+        "ended_at IS NULL RETURNING attempt_id");
+    for (size_t i = 0; i < orphans.size(); ++i)
+      end_attempt(tx, orphans.at(i, "attempt_id"), "host lost: its worker was removed", false,
+                  settings_);
+    auto done = tx.exec(
+        "SELECT a.id FROM attempts a WHERE a.finished_at IS NULL AND NOT EXISTS (SELECT 1 FROM "
+        "attempt_hosts ah WHERE ah.attempt_id = a.id AND ah.ended_at IS NULL) "
+        "FOR UPDATE SKIP LOCKED");
+    for (size_t i = 0; i < done.size(); ++i)
+      if (finish_attempt_if_done(tx, done.at(i, "id"), settings_)) ++changed;
+    auto stuck = tx.exec(
+        "SELECT r.id FROM runs r WHERE r.state = 'cancelling' AND NOT EXISTS (SELECT 1 FROM "
+        "attempts a WHERE a.run_id = r.id AND a.finished_at IS NULL) FOR UPDATE SKIP LOCKED");
+    for (size_t i = 0; i < stuck.size(); ++i)
+      if (transition_run(tx, stuck.at(i, "id"), "cancelling", "cancelled",
+                         "no rank left to stop"))
+        ++changed;
+  });
+  return changed;
+}
+
+int Dispatcher::schedule_once() {
+  return db_.transact([&](db::Transaction& tx) {
+    auto r = tx.exec(
+        "SELECT r.id, r.cluster_id, r.state, r.spec::text AS spec, r.priority, "
+        "(extract(epoch FROM r.created_at) * 1000000)::bigint AS created_us, d.uri AS dataset_uri "
+        "FROM runs r LEFT JOIN datasets d ON d.id = r.dataset_id "
+        "WHERE r.state IN ('queued', 'recovering') AND NOT EXISTS (SELECT 1 FROM attempts a "
+        "WHERE a.run_id = r.id AND a.finished_at IS NULL) ORDER BY r.seq "
+        "FOR UPDATE OF r SKIP LOCKED");
+    if (r.empty()) return 0;
+    std::map<std::string, Candidate> candidates;
+    json cluster_ids = json::array();
+    std::set<std::string> seen;
+    std::vector<std::pair<std::string, std::pair<std::string, std::int64_t>>> order;
+    for (size_t i = 0; i < r.size(); ++i) {
+      Candidate c;
+      c.id = r.at(i, "id");
+      c.cluster_id = r.at(i, "cluster_id");
+      c.state = r.at(i, "state");
+      c.spec = json::parse(r.at(i, "spec"), nullptr, false);
+      if (!c.spec.is_object()) c.spec = json::object();
+      c.dataset_uri = r.opt(i, "dataset_uri");
+      if (seen.insert(c.cluster_id).second) cluster_ids.push_back(c.cluster_id);
+      order.push_back({c.id, {r.at(i, "priority"), r.int64(i, "created_us")}});
+      candidates[c.id] = std::move(c);
+    }
+    auto clusters = read_clusters(tx, cluster_ids, true, settings_);
+    std::vector<ClusterSnapshot> snapshots;
+    for (const auto& [id, info] : clusters) snapshots.push_back(info.snapshot);
+    std::vector<QueuedRun> queued;
+    for (const auto& [id, key] : order) {
+      const auto& c = candidates[id];
+      auto cl = clusters.find(c.cluster_id);
+      if (cl == clusters.end()) continue;  // another replica is placing on that cluster
+      QueuedRun q;
+      q.id = id;
+      q.cluster = c.cluster_id;
+      q.num_slices = requested_slices(c.spec, cl->second.num_slices);
+      q.min_slices = min_slices_of(c.spec);
+      q.hosts_per_slice = cl->second.snapshot.hosts_per_slice;
+      q.priority = parse_priority(key.first).value_or(Priority::medium);
+      q.created_at = key.second;
+      queued.push_back(q);
+    }
+    auto plan = place(snapshots, queued);
+    for (const auto& p : plan.placements)
+      create_attempt(tx, candidates[p.run_id], p, clusters[p.cluster], settings_, log_);
+    return static_cast<int>(plan.placements.size());
+  });
+}
+
+int Dispatcher::check_growth_once() {
+  return db_.transact([&](db::Transaction& tx) {
+    auto r = tx.exec(
+        "SELECT r.id, r.cluster_id, r.spec::text AS spec, r.priority, r.current_slices "
+        "FROM runs r WHERE r.state = 'running' AND NOT r.grow_requested AND "
+        "r.spec->>'min_slices' IS NOT NULL AND r.current_slices IS NOT NULL "
+        "FOR UPDATE OF r SKIP LOCKED");
+    int changed = 0;
+    for (size_t i = 0; i < r.size(); ++i) {
+      json spec = json::parse(r.at(i, "spec"), nullptr, false);
+      if (!spec.is_object()) continue;
+      auto clusters = read_clusters(tx, json::array({r.at(i, "cluster_id")}), false, settings_);
+      if (clusters.empty()) continue;
+      const auto& info = clusters.begin()->second;
+      RunningElasticRun run;
+      run.run_id = r.at(i, "id");
+      run.cluster = info.snapshot.id;
+      run.num_slices = requested_slices(spec, info.num_slices);
+      run.current_slices = static_cast<int>(r.int64(i, "current_slices"));
+      run.priority = parse_priority(r.at(i, "priority")).value_or(Priority::medium);
+      if (run.current_slices >= run.num_slices) continue;
+      // Queued peers on the same cluster that growing must not starve.
+      auto peers = tx.exec(
+          "SELECT id, priority, spec::text AS spec, (extract(epoch FROM created_at) * "
+          "1000000)::bigint AS created_us FROM runs WHERE cluster_id = $1 AND state IN "
+          "('queued', 'recovering') AND id <> $2",
+          {run.cluster, run.run_id});
+      std::vector<QueuedRun> queued;
+      for (size_t k = 0; k < peers.size(); ++k) {
+        json ps = json::parse(peers.at(k, "spec"), nullptr, false);
+        QueuedRun q;
+        q.id = peers.at(k, "id");
+        q.cluster = run.cluster;
+        q.num_slices = ps.is_object() ? requested_slices(ps, info.num_slices) : 1;
+        q.hosts_per_slice = info.snapshot.hosts_per_slice;
+        q.priority = parse_priority(peers.at(k, "priority")).value_or(Priority::medium);
+        q.created_at = peers.int64(k, "created_us");
+        queued.push_back(q);
+      }
+      auto decision = check_grow(info.snapshot, run, queued);
+      if (!decision.grow) continue;
+      tx.exec("UPDATE runs SET grow_requested = true WHERE id = $1", {run.run_id});
+      record_run_note(tx, run.run_id, "running",
+                      "grow requested: " + std::to_string(run.current_slices) + " -> " +
+                          std::to_string(decision.target_slices) +
+                          " slices at the next checkpoint (" + decision.reason + ")");
+      ++changed;
+    }
+    return changed;
+  });
+}
+
+}  // namespace podium::sched

@@ -1,0 +1,173 @@
+#include "backend/sched/launch_spec.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace podium::sched {
+
+namespace {
+
+using nlohmann::json;
+
+std::string scalar_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return format_number(v.get<double>());
+  if (v.is_null()) return "None";
+  return v.dump();  // lists and objects in JSON form, which MaxText's parser reads as YAML
+}
+
+std::string strip_file_scheme(const std::string& uri) {
+  if (uri.rfind("file://", 0) == 0) return uri.substr(7);
+  return uri;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+// key=value arguments shared by maxtext and reference: what the spec says at top level, then
+// the config overrides (which win, as a later key=value wins in MaxText).
+std::vector<std::string> training_arguments(const LaunchInput& in, const std::string& out_dir,
+                                            bool maxtext) {
+  const json& spec = in.spec;
+  std::vector<std::pair<std::string, std::string>> kv;
+  kv.emplace_back("run_name", in.run_name);
+  kv.emplace_back("base_output_directory", out_dir);
+  if (in.dataset_uri) kv.emplace_back("dataset_path", strip_file_scheme(*in.dataset_uri));
+  if (spec.contains("model") && spec["model"].is_string())
+    kv.emplace_back("model_name", spec["model"].get<std::string>());
+  if (spec.contains("steps") && spec["steps"].is_number())
+    kv.emplace_back("steps", scalar_text(spec["steps"]));
+  if (spec.contains("per_device_batch_size") && spec["per_device_batch_size"].is_number())
+    kv.emplace_back("per_device_batch_size", scalar_text(spec["per_device_batch_size"]));
+  if (spec.contains("max_target_length") && spec["max_target_length"].is_number())
+    kv.emplace_back("max_target_length", scalar_text(spec["max_target_length"]));
+  if (spec.contains("checkpoint_period") && spec["checkpoint_period"].is_number()) {
+    kv.emplace_back("enable_checkpointing", "true");
+    kv.emplace_back("checkpoint_period", scalar_text(spec["checkpoint_period"]));
+  }
+  if (maxtext) {
+    if (spec.contains("parallelism") && spec["parallelism"].is_object())
+      for (const auto& [axis, value] : spec["parallelism"].items())
+        kv.emplace_back(axis + "_parallelism", scalar_text(value));
+    kv.emplace_back("num_slices", std::to_string(in.gang_slices));
+    // Elastic: on fewer slices than asked, data parallelism over DCN absorbs the difference.
+    if (in.gang_slices != in.requested_slices) kv.emplace_back("dcn_data_parallelism", "-1");
+  }
+  if (spec.contains("config") && spec["config"].is_object())
+    for (const auto& [key, value] : spec["config"].items()) {
+      if (key == "base_output_directory") continue;  // already resolved into out_dir
+      kv.emplace_back(key, scalar_text(value));
+    }
+  std::vector<std::string> args;
+  for (const auto& [k, v] : kv) args.push_back(k + "=" + v);
+  return args;
+}
+
+}  // namespace
+
+std::string format_number(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+    return std::to_string(static_cast<long long>(v));
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+bool is_local_path(const std::string& path) {
+  return !path.empty() && path.find("://") == std::string::npos;
+}
+
+std::string output_directory(const json& spec, const LaunchSettings& settings) {
+  if (spec.contains("config") && spec["config"].is_object()) {
+    const auto& c = spec["config"];
+    if (c.contains("base_output_directory") && c["base_output_directory"].is_string() &&
+        !c["base_output_directory"].get<std::string>().empty())
+      return c["base_output_directory"].get<std::string>();
+  }
+  return settings.output_dir;
+}
+
+std::vector<RankLaunch> build_launch(const LaunchInput& in) {
+  if (in.members.empty()) throw std::invalid_argument("an attempt needs at least one rank");
+  const std::string workload = in.spec.value("workload", std::string("maxtext"));
+  const std::string out_dir = output_directory(in.spec, in.settings);
+
+  std::vector<std::string> command;
+  if (workload == "command") {
+    const json& c = in.spec.contains("command") ? in.spec["command"] : json(nullptr);
+    if (c.is_string() && !c.get<std::string>().empty())
+      command = {"/bin/sh", "-c", c.get<std::string>()};
+    else if (c.is_array() && !c.empty())
+      for (const auto& part : c) command.push_back(scalar_text(part));
+    else
+      throw std::invalid_argument("workload 'command' needs a non-empty command");
+  } else if (workload == "reference") {
+    if (in.settings.reference_dir.empty())
+      throw std::invalid_argument("workloads.reference_dir is not configured");
+    command = {in.settings.python, "-u", in.settings.reference_dir + "/train.py",
+               in.settings.reference_dir + "/base.yml"};
+    auto args = training_arguments(in, out_dir, false);
+    command.insert(command.end(), args.begin(), args.end());
+  } else if (workload == "maxtext") {
+    command = {"python3", "-u", "-m", "MaxText.train", "MaxText/configs/base.yml"};
+    auto args = training_arguments(in, out_dir, true);
+    command.insert(command.end(), args.begin(), args.end());
+  } else {
+    throw std::invalid_argument("unknown workload '" + workload + "'");
+  }
+
+  const auto& coordinator = in.members.front();
+  const std::string port = std::to_string(in.port);
+  const std::string mega_port = std::to_string(in.port + 1);
+  const int world = static_cast<int>(in.members.size());
+
+  std::optional<std::string> checkpoint_dir;
+  if (workload != "command" && is_local_path(out_dir))
+    checkpoint_dir = out_dir + "/" + in.run_name + "/checkpoints";
+
+  std::vector<RankLaunch> out;
+  for (const auto& m : in.members) {
+    std::vector<std::string> slice_hosts;
+    for (const auto& other : in.members)
+      if (other.gang_slice == m.gang_slice) slice_hosts.push_back(other.address);
+    RankLaunch r;
+    r.rank = m.rank;
+    r.command = command;
+    r.env = {
+        {"JAX_COORDINATOR_ADDRESS", coordinator.address + ":" + port},
+        {"JAX_COORDINATOR_PORT", port},
+        {"JAX_PROCESS_COUNT", std::to_string(world)},
+        {"JAX_PROCESS_ID", std::to_string(m.rank)},
+        {"TPU_WORKER_ID", std::to_string(m.host_index)},
+        {"TPU_WORKER_HOSTNAMES", join(slice_hosts, ",")},
+        {"MEGASCALE_COORDINATOR_ADDRESS", coordinator.address + ":" + mega_port},
+        {"MEGASCALE_NUM_SLICES", std::to_string(in.gang_slices)},
+        {"MEGASCALE_SLICE_ID", std::to_string(m.gang_slice)},
+        {"MEGASCALE_PORT", mega_port},
+        {"NODE_RANK", std::to_string(m.rank)},
+        {"NNODES", std::to_string(world)},
+        {"GPUS_PER_NODE", std::to_string(m.devices)},
+        {"MASTER_ADDR", coordinator.address},
+        {"MASTER_PORT", port},
+        {"RANK", std::to_string(m.rank)},
+        {"WORLD_SIZE", std::to_string(world)},
+        {"LOCAL_RANK", "0"},
+        {"PODIUM_RUN_ID", in.run_id},
+        {"PODIUM_RUN_NAME", in.run_name},
+        {"PODIUM_ATTEMPT_ID", in.attempt_id},
+        {"PODIUM_ATTEMPT_NUMBER", std::to_string(in.attempt_number)},
+        {"PYTHONUNBUFFERED", "1"},
+    };
+    if (m.rank == 0) r.checkpoint_dir = checkpoint_dir;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace podium::sched

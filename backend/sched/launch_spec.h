@@ -1,0 +1,69 @@
+#pragma once
+// What each rank of an attempt runs: argv, environment, working directory (docs/agent-protocol.md,
+// domain brief §4). Pure: the dispatcher passes what it read from the database.
+//
+// The environment is the union of the JAX, TPU, MEGASCALE, GPU and PyTorch conventions with this
+// attempt's values, so MaxText on real TPU hosts and the reference workload here both find what
+// they read. The command follows MaxText's form (`<base.yml> key=value ...`) for maxtext and
+// reference workloads, with the same run_name on every attempt so a restart resumes from the
+// latest finished checkpoint.
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace podium::sched {
+
+struct LaunchSettings {
+  std::string python = "/usr/bin/python3";  // interpreter of the reference workload
+  std::string reference_dir;                // engine/workloads/reference on the hosts
+  std::string output_dir;                   // base_output_directory when the spec sets none
+  int grace_seconds = 10;
+};
+
+struct GangMember {
+  int rank = 0;
+  int gang_slice = 0;  // MEGASCALE_SLICE_ID
+  int host_index = 0;  // TPU_WORKER_ID
+  std::string address;
+  int devices = 1;
+};
+
+struct LaunchInput {
+  std::string run_id;
+  std::string run_name;  // MaxText run_name: the same on every attempt of a run
+  std::string attempt_id;
+  int attempt_number = 1;
+  nlohmann::json spec;                     // the stored run spec (engine/core/run_spec.h form)
+  std::optional<std::string> dataset_uri;  // the dataset's uri, when the run names one
+  int gang_slices = 1;                     // slices this attempt runs on
+  int requested_slices = 1;                // slices the run asked for (elastic: may differ)
+  std::vector<GangMember> members;         // one per rank, sorted by rank
+  int port = 8476;                         // coordinator port (MEGASCALE_PORT is port + 1)
+  LaunchSettings settings;
+};
+
+struct RankLaunch {
+  int rank = 0;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::string workdir;                        // "" = the agent's own
+  std::optional<std::string> checkpoint_dir;  // rank 0 and local outputs only
+};
+
+// Throws std::invalid_argument when the spec cannot be launched (e.g. a command workload
+// without a command); the dispatcher fails the run with that message.
+std::vector<RankLaunch> build_launch(const LaunchInput& input);
+
+// The base_output_directory a run uses, and whether it is a local path an agent can watch.
+std::string output_directory(const nlohmann::json& spec, const LaunchSettings& settings);
+bool is_local_path(const std::string& path);
+
+// "12" for 12.0, "0.5" for 0.5: MaxText and the reference workload parse integers strictly.
+std::string format_number(double v);
+
+}  // namespace podium::sched
