@@ -7,8 +7,12 @@ ALTER TABLE workers ADD COLUMN instance text NOT NULL DEFAULT '';
 -- Elastic runs: the slice count the run runs on now (null until placed) and why it changed.
 ALTER TABLE runs ADD COLUMN current_slices integer;
 ALTER TABLE runs ADD COLUMN grow_requested boolean NOT NULL DEFAULT false;
--- A finished run built from an imported log has no attempts on any worker.
+-- A finished run built from an imported log (POST /runs/import) ran on no cluster Podium knows:
+-- it carries its accelerator and slice count itself.
 ALTER TABLE runs ADD COLUMN imported boolean NOT NULL DEFAULT false;
+ALTER TABLE runs ALTER COLUMN cluster_id DROP NOT NULL;
+ALTER TABLE runs ADD COLUMN accelerator text;
+ALTER TABLE runs ADD COLUMN num_slices integer;
 ALTER TABLE runs ADD COLUMN log_facts jsonb NOT NULL DEFAULT '{}'::jsonb;
 
 CREATE TABLE attempts (

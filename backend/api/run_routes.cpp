@@ -24,11 +24,13 @@ std::string run_select() {
          "AS plan, r.forced, "
          "r.state, r.failure_class, r.restarts, r.recoveries, r.last_step, r.resumed_from_step, "
          "r.priority, "
-         "array_to_json(r.tags)::text AS tags, " +
+         "array_to_json(r.tags)::text AS tags, r.imported, COALESCE(r.accelerator, c.accelerator) "
+         "AS accelerator, COALESCE(r.num_slices, c.num_slices) AS num_slices, "
+         "r.current_slices, " +
          rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") +
          " AS started_at, " + rfc3339("r.finished_at") + " AS finished_at, " +
          rfc3339("r.updated_at") +
-         " AS updated_at FROM runs r JOIN clusters c ON c.id = r.cluster_id LEFT JOIN users u ON "
+         " AS updated_at FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id LEFT JOIN users u ON "
          "u.id = r.owner_id "
          "LEFT JOIN datasets d ON d.id = r.dataset_id ";
 }
@@ -38,8 +40,12 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
                       {"name", r.at(i, "name")},
                       {"owner_id", nullable_string(r, i, "owner_id")},
                       {"owner", nullable_string(r, i, "owner")},
-                      {"cluster_id", r.at(i, "cluster_id")},
-                      {"cluster", r.at(i, "cluster")},
+                      {"cluster_id", nullable_string(r, i, "cluster_id")},
+                      {"cluster", nullable_string(r, i, "cluster")},
+                      {"accelerator", nullable_string(r, i, "accelerator")},
+                      {"num_slices", nullable_int(r, i, "num_slices")},
+                      {"current_slices", nullable_int(r, i, "current_slices")},
+                      {"imported", r.boolean(i, "imported")},
                       {"dataset_id", nullable_string(r, i, "dataset_id")},
                       {"dataset", nullable_string(r, i, "dataset")},
                       {"model", r.at(i, "model")},

@@ -119,7 +119,9 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
     if (auto c = ranks.opt_int64(i, "exit_code")) o.exit_code = static_cast<int>(*c);
     if (auto s = ranks.opt_int64(i, "signal")) o.signal = static_cast<int>(*s);
     o.vanished = st == "lost";
-    o.stopped_by_podium = ranks.boolean(i, "stopped") || st == "cancelled";
+    // A rank whose host vanished is lost even when Podium had asked it to stop meanwhile (its
+    // peers fail first when a host dies: collectives break before the heartbeat deadline).
+    o.stopped_by_podium = (st == "exited" && ranks.boolean(i, "stopped")) || st == "cancelled";
     if (st == "cancelled") o.signal = 15;  // never started: counts as stopped by Podium
     evidence.ranks.push_back(o);
   }
