@@ -1,0 +1,211 @@
+// RankRunner with a scripted process and a recording control plane: the order of reports, the
+// upload retry, and the launch failure, without processes or sockets.
+#include "engine/worker/rank_runner.h"
+
+#include <signal.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/engine/worker/fakes.h"
+#include "tests/engine/worker/temp_dir.h"
+
+namespace podium::worker {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::ElementsAre;
+using testing::eventually;
+using testing::FakeControlPlane;
+using testing::FakeLauncher;
+using testing::RecordedCall;
+
+struct RunnerFixture : ::testing::Test {
+  testing::TempDir dir;
+  SteadyClock clock;
+  SpoolBudget budget{1 << 20};
+  FakeLauncher launcher;
+  FakeControlPlane api;
+
+  std::unique_ptr<RankRunner> make(Assignment a) {
+    RankContext ctx;
+    ctx.api = &api;
+    ctx.launcher = &launcher;
+    ctx.clock = &clock;
+    ctx.budget = &budget;
+    ctx.agent_workdir = dir.path();
+    ctx.base_env = {"HOME=/home/x", "RANK=7"};
+    ctx.timings.backoff_initial = 10ms;
+    ctx.timings.backoff_max = 40ms;
+    ctx.timings.exit_linger = 100ms;
+    ctx.spool.batch_age = 20ms;
+    return std::make_unique<RankRunner>(std::move(a), std::move(ctx));
+  }
+
+  static Assignment assignment() {
+    Assignment a;
+    a.attempt_id = "att_1";
+    a.rank = 1;
+    a.command = {"/bin/train", "--steps=3"};
+    a.env = {{"RANK", "1"}};
+    a.grace_seconds = 1;
+    return a;
+  }
+
+  void emit(const std::string& out, const std::string& err = "") {
+    std::lock_guard lock(launcher.state->mu);
+    if (!out.empty()) launcher.state->output.push_back(OutputChunk{Stream::out, out});
+    if (!err.empty()) launcher.state->output.push_back(OutputChunk{Stream::err, err});
+  }
+  void finish(int code) {
+    std::lock_guard lock(launcher.state->mu);
+    launcher.state->output_done = true;
+    launcher.state->exit = ExitStatus{code, std::nullopt};
+  }
+
+  // Every line the recorded log calls carried, by seq, checking that none was skipped.
+  std::vector<std::string> uploaded(const std::vector<RecordedCall>& calls, int* posts = nullptr) {
+    std::vector<std::string> lines;
+    int n = 0;
+    for (const auto& c : calls) {
+      if (c.path != "attempts/att_1/logs") continue;
+      ++n;
+      const auto seq = c.body["seq"].get<size_t>();
+      EXPECT_LE(seq, lines.size()) << "a gap before seq " << seq;
+      for (size_t i = 0; i < c.body["lines"].size(); ++i) {
+        const auto line = c.body["lines"][i].get<std::string>();
+        if (seq + i < lines.size())
+          EXPECT_EQ(lines[seq + i], line) << "seq " << seq + i << " changed on retry";
+        else
+          lines.push_back(line);
+      }
+    }
+    if (posts != nullptr) *posts = n;
+    return lines;
+  }
+};
+
+TEST_F(RunnerFixture, ReportsRunningThenLinesThenExited) {
+  auto runner = make(assignment());
+  runner->start();
+  emit("one\ntwo\n", "err\n");
+  emit("three");  // no newline: a line at EOF
+  ASSERT_TRUE(eventually([&] { return runner->pid().has_value(); }));
+  finish(3);
+  ASSERT_TRUE(runner->wait_finished(10s));
+  EXPECT_TRUE(runner->exit_reported());
+
+  ASSERT_EQ(launcher.specs.size(), 1u);
+  EXPECT_THAT(launcher.specs[0].argv, ElementsAre("/bin/train", "--steps=3"));
+  EXPECT_THAT(launcher.specs[0].env, ElementsAre("HOME=/home/x", "RANK=1"));
+  EXPECT_EQ(launcher.specs[0].cwd, dir.path());
+
+  const auto calls = api.snapshot();
+  ASSERT_GE(calls.size(), 3u);
+  EXPECT_EQ(calls.front().path, "attempts/att_1/status");
+  EXPECT_EQ(calls.front().body,
+            nlohmann::json::parse(R"({"rank":1,"state":"running","pid":4242})"));
+  EXPECT_EQ(calls.back().path, "attempts/att_1/status");
+  EXPECT_EQ(calls.back().body,
+            nlohmann::json::parse(R"({"rank":1,"state":"exited","exit_code":3,"signal":null})"));
+  EXPECT_THAT(uploaded(calls), ElementsAre("one", "two", "err", "three"));
+  EXPECT_THAT(testing::read_lines(dir.path() / "logs/att_1/rank-1.log"),
+              ElementsAre("one", "two", "err", "three"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "spool"));
+}
+
+TEST_F(RunnerFixture, FailedUploadsAreRetriedWithTheSameSeqAndExitWaitsForThem) {
+  std::atomic<int> failures{2};
+  api.answer = [&](const RecordedCall& c) -> std::optional<ApiResult> {
+    if (c.path == "attempts/att_1/logs" && failures.fetch_sub(1) > 0) {
+      return classify(503, R"({"title":"database unavailable"})");
+    }
+    return std::nullopt;
+  };
+  auto runner = make(assignment());
+  runner->start();
+  std::string text;
+  for (int i = 0; i < 1200; ++i) text += "n " + std::to_string(i) + "\n";
+  emit(text);
+  finish(0);
+  ASSERT_TRUE(runner->wait_finished(10s));
+
+  const auto calls = api.snapshot();
+  int posts = 0;
+  const auto lines = uploaded(calls, &posts);
+  ASSERT_EQ(lines.size(), 1200u);
+  for (int i = 0; i < 1200; ++i) EXPECT_EQ(lines[static_cast<size_t>(i)], "n " + std::to_string(i));
+  EXPECT_EQ(posts, 3 + 2);  // 500 + 500 + 200, the first one twice more
+  std::vector<uint64_t> seqs;
+  for (const auto& c : calls) {
+    if (c.path == "attempts/att_1/logs") seqs.push_back(c.body["seq"].get<uint64_t>());
+  }
+  EXPECT_THAT(seqs, ElementsAre(0u, 0u, 0u, 500u, 1000u));
+  EXPECT_EQ(calls.back().body["state"], "exited");
+}
+
+TEST_F(RunnerFixture, ExitedWaitsUntilTheServerTookTheLines) {
+  std::atomic<bool> down{true};
+  api.answer = [&](const RecordedCall& c) -> std::optional<ApiResult> {
+    if (c.path == "attempts/att_1/logs" && down) return ApiResult{};  // unreachable
+    return std::nullopt;
+  };
+  auto runner = make(assignment());
+  runner->start();
+  emit("last words\n");
+  finish(1);
+  // Plenty of retries happen, but no exited while the line is not stored.
+  ASSERT_TRUE(eventually([&] {
+    int posts = 0;
+    uploaded(api.snapshot(), &posts);
+    return posts >= 3;
+  }));
+  for (const auto& c : api.snapshot()) EXPECT_NE(c.body.value("state", ""), "exited");
+  down = false;
+  ASSERT_TRUE(runner->wait_finished(10s));
+  EXPECT_EQ(api.snapshot().back().body["exit_code"], 1);
+}
+
+TEST_F(RunnerFixture, ALaunchFailureIsExit127WithItsReasonInTheLog) {
+  launcher.fail_with = "exec /bin/train: No such file or directory";
+  auto runner = make(assignment());
+  runner->start();
+  ASSERT_TRUE(runner->wait_finished(10s));
+  const auto calls = api.snapshot();
+  for (const auto& c : calls) EXPECT_NE(c.body.value("state", ""), "running");
+  EXPECT_EQ(calls.back().body,
+            nlohmann::json::parse(R"({"rank":1,"state":"exited","exit_code":127,"signal":null})"));
+  const auto lines = uploaded(calls);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0],
+            "podium-worker: cannot start the process: exec /bin/train: No such file or directory");
+  EXPECT_EQ(lines[1], R"(podium-worker: command: ["/bin/train","--steps=3"])");
+}
+
+TEST_F(RunnerFixture, CancelBeforeTheLaunchStopsTheProcessAtOnce) {
+  auto runner = make(assignment());
+  runner->cancel(0ms);
+  runner->start();
+  ASSERT_TRUE(runner->wait_finished(10s));
+  {
+    std::lock_guard lock(launcher.state->mu);
+    EXPECT_THAT(launcher.state->signals, ::testing::Contains(SIGKILL));
+  }
+  EXPECT_EQ(api.snapshot().back().body["signal"], SIGKILL);
+}
+
+TEST_F(RunnerFixture, RefusedLinesAreDroppedSoTheExitIsStillReported) {
+  api.answer = [&](const RecordedCall& c) -> std::optional<ApiResult> {
+    if (c.path == "attempts/att_1/logs") return classify(404, R"({"title":"unknown attempt"})");
+    return std::nullopt;
+  };
+  auto runner = make(assignment());
+  runner->start();
+  emit("x\n");
+  finish(0);
+  ASSERT_TRUE(runner->wait_finished(10s));
+  EXPECT_EQ(api.snapshot().back().body["state"], "exited");
+}
+
+}  // namespace
+}  // namespace podium::worker
