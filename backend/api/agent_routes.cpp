@@ -19,7 +19,9 @@ using nlohmann::json;
 
 constexpr size_t kMaxLinesPerBatch = 5000;
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 const std::string& token_cluster(const http::RequestContext& rc) {
   return rc.principal->cluster_id;
@@ -120,8 +122,8 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
       tx.exec(
           "INSERT INTO workers (id, cluster_id, slice, host, hostname, address, devices, "
           "version, instance) VALUES ($1, $2, $3::int, $4::int, $5, $6, $7::int, $8, $9)",
-          {worker_id, *cluster_id, std::to_string(*slice), std::to_string(*host), hostname,
-           address, std::to_string(devices), version, instance});
+          {worker_id, *cluster_id, std::to_string(*slice), std::to_string(*host), hostname, address,
+           std::to_string(devices), version, instance});
     } else {
       worker_id = prev.at(0, "id");
       // Another agent process took over this host: what the old one ran is gone, except the
@@ -263,8 +265,8 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
         "SELECT state, exit_code, signal FROM attempt_hosts WHERE attempt_id = $1 AND rank = "
         "$2::int FOR UPDATE",
         {attempt_id, std::to_string(*rank)});
-    if (h.empty()) throw http::not_found("attempt " + attempt_id + " has no rank " +
-                                         std::to_string(*rank));
+    if (h.empty())
+      throw http::not_found("attempt " + attempt_id + " has no rank " + std::to_string(*rank));
     const std::string cur = h.at(0, "state");
     if (*state == "running") {
       if (cur == "running") return json{{"attempt_state", attempt.state}, {"cancel", false}};
@@ -284,9 +286,9 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
             "IN ('pending', 'starting') AND ending_cause IS NULL RETURNING id",
             {attempt_id});
         if (!moved.empty())
-          sched::transition_run(tx, attempt.run_id, "starting", "running",
-                                "every rank of attempt " + std::to_string(attempt.number) +
-                                    " is running");
+          sched::transition_run(
+              tx, attempt.run_id, "starting", "running",
+              "every rank of attempt " + std::to_string(attempt.number) + " is running");
       }
     } else {
       if (cur == "exited") {
@@ -308,14 +310,14 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
       if (failed) {
         const std::string what = signal ? "signal " + std::to_string(*signal)
                                         : "exit code " + std::to_string(*exit_code);
-        sched::end_attempt(tx, attempt_id,
-                           "rank " + std::to_string(*rank) + " ended with " + what, false,
-                           ctx.engine);
+        sched::end_attempt(tx, attempt_id, "rank " + std::to_string(*rank) + " ended with " + what,
+                           false, ctx.engine);
       }
       sched::finish_attempt_if_done(tx, attempt_id, ctx.engine);
     }
-    auto now = tx.exec("SELECT state, ending_cause IS NOT NULL AS ending FROM attempts WHERE id = $1",
-                       {attempt_id});
+    auto now =
+        tx.exec("SELECT state, ending_cause IS NOT NULL AS ending FROM attempts WHERE id = $1",
+                {attempt_id});
     return json{{"attempt_state", now.at(0, "state")}, {"cancel", now.boolean(0, "ending")}};
   });
   return json_response(200, out);
@@ -349,8 +351,8 @@ http::Response handle_logs(ApiContext& ctx, http::RequestContext& rc) {
                      {attempt_id, std::to_string(*rank)});
     if (h.empty())
       throw http::not_found("attempt " + attempt_id + " has no rank " + std::to_string(*rank));
-    ingest::LogBatch batch{attempt.run_id, attempt_id, attempt.number, static_cast<int>(*rank),
-                           *seq, std::move(lines)};
+    ingest::LogBatch batch{attempt.run_id,          attempt_id, attempt.number,
+                           static_cast<int>(*rank), *seq,       std::move(lines)};
     return ingest::ingest_log_batch(tx, batch);
   });
   return json_response(200, {{"stored", result.stored}, {"next_seq", result.next_seq}});
@@ -386,8 +388,7 @@ http::Response handle_checkpoint(ApiContext& ctx, http::RequestContext& rc) {
         {attempt_id});
     if (!grow.empty())
       sched::end_attempt(tx, attempt_id,
-                         "grow: restarting on more slices from checkpoint " +
-                             std::to_string(*step),
+                         "grow: restarting on more slices from checkpoint " + std::to_string(*step),
                          false, ctx.engine);
     return true;
   });

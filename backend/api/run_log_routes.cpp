@@ -16,7 +16,9 @@ using nlohmann::json;
 constexpr int kDefaultLogLimit = 500;
 constexpr int kMaxLogLimit = 5000;
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 struct LogFilter {
   std::optional<std::string> attempt;  // id or number
@@ -34,9 +36,10 @@ std::optional<std::int64_t> int_param(const http::RequestContext& rc, const char
     if (used == v->size() && x >= min && x <= max) return x;
   } catch (const std::exception&) {
   }
-  throw http::bad_request(std::string(name) + " must be an integer from " + std::to_string(min) +
-                              " to " + std::to_string(max),
-                          {{name, "an integer " + std::to_string(min) + ".." + std::to_string(max)}});
+  throw http::bad_request(
+      std::string(name) + " must be an integer from " + std::to_string(min) + " to " +
+          std::to_string(max),
+      {{name, "an integer " + std::to_string(min) + ".." + std::to_string(max)}});
 }
 
 LogFilter read_filter(const http::RequestContext& rc) {

@@ -30,7 +30,8 @@ std::string run_select() {
          rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") +
          " AS started_at, " + rfc3339("r.finished_at") + " AS finished_at, " +
          rfc3339("r.updated_at") +
-         " AS updated_at FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id LEFT JOIN users u ON "
+         " AS updated_at FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id LEFT JOIN users u "
+         "ON "
          "u.id = r.owner_id "
          "LEFT JOIN datasets d ON d.id = r.dataset_id ";
 }
@@ -171,25 +172,24 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
     return json_response(200, run_json(r, 0, true));
   });
 
-  router.add("POST", "/api/v1/runs/{id}/cancel", http::Access::writer,
-             [&ctx](http::RequestContext& rc) {
-               auto r = ctx.db.transact([&](db::Transaction& tx) {
-                 auto cur = tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE",
-                                    {rc.param("id")});
-                 if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
-                 require_owner(rc, cur);
-                 // Nothing running: cancelled at once. Otherwise every rank gets a cancel
-                 // (SIGTERM, SIGKILL after the grace) and the run is cancelling until they ended.
-                 auto outcome =
-                     sched::cancel_run(tx, rc.param("id"), rc.principal->display(), ctx.engine);
-                 if (outcome == sched::CancelOutcome::finished)
-                   throw http::conflict("the run is already " + cur.at(0, "state"));
-                 if (outcome != sched::CancelOutcome::already_cancelling)
-                   audit(tx, rc, "cancel", "run", rc.param("id"));
-                 return load_run(tx, rc.param("id"));
-               });
-               return json_response(200, run_json(r, 0, false));
-             });
+  router.add(
+      "POST", "/api/v1/runs/{id}/cancel", http::Access::writer, [&ctx](http::RequestContext& rc) {
+        auto r = ctx.db.transact([&](db::Transaction& tx) {
+          auto cur = tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE",
+                             {rc.param("id")});
+          if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
+          require_owner(rc, cur);
+          // Nothing running: cancelled at once. Otherwise every rank gets a cancel
+          // (SIGTERM, SIGKILL after the grace) and the run is cancelling until they ended.
+          auto outcome = sched::cancel_run(tx, rc.param("id"), rc.principal->display(), ctx.engine);
+          if (outcome == sched::CancelOutcome::finished)
+            throw http::conflict("the run is already " + cur.at(0, "state"));
+          if (outcome != sched::CancelOutcome::already_cancelling)
+            audit(tx, rc, "cancel", "run", rc.param("id"));
+          return load_run(tx, rc.param("id"));
+        });
+        return json_response(200, run_json(r, 0, false));
+      });
 
   router.add("DELETE", "/api/v1/runs/{id}", http::Access::writer, [&ctx](http::RequestContext& rc) {
     ctx.db.transact([&](db::Transaction& tx) {

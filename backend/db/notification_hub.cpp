@@ -12,7 +12,9 @@ constexpr std::uint64_t kKeepGenerations = 100000;
 NotificationHub::NotificationHub(std::string conninfo, std::vector<std::string> channels)
     : listener_(std::make_unique<Listener>(std::move(conninfo), std::move(channels))) {}
 
-NotificationHub::~NotificationHub() { stop(); }
+NotificationHub::~NotificationHub() {
+  stop();
+}
 
 void NotificationHub::start() {
   if (thread_.joinable()) return;
@@ -49,8 +51,8 @@ bool NotificationHub::fired_locked(const std::string& channel, const std::string
   return false;
 }
 
-bool NotificationHub::wait(const std::string& channel, const std::string& key,
-                           std::uint64_t since, std::chrono::milliseconds timeout) {
+bool NotificationHub::wait(const std::string& channel, const std::string& key, std::uint64_t since,
+                           std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   return cv_.wait_for(lock, timeout, [&] {
     return stopping_ || fired_locked(channel, key, since);

@@ -42,8 +42,7 @@ class NotificationHub {
             std::chrono::milliseconds timeout);
 
   // Same, for a notification on `channel` with any payload.
-  bool wait_any(const std::string& channel, std::uint64_t since,
-                std::chrono::milliseconds timeout);
+  bool wait_any(const std::string& channel, std::uint64_t since, std::chrono::milliseconds timeout);
 
   // True once stop() was called: long waits should give up.
   bool stopping() const;

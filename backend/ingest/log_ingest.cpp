@@ -15,7 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 json finite(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return nullptr;
@@ -91,17 +93,17 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
       for (const auto& [k, v] : m->extra)
         if (std::isfinite(v)) extra[k] = v;
       if (m->live_slice_count) extra["live_slice_count"] = *m->live_slice_count;
-      steps.push_back({{"step", m->step},
-                       {"seconds", finite(m->seconds)},
-                       {"tflops", finite(m->tflops_per_device)},
-                       {"tokens", finite(m->tokens_per_second_per_device)},
-                       {"weights", finite(m->total_weights)},
-                       // A NaN loss is stored as NaN: the run page must show it.
-                       {"loss", m->loss ? json(std::isfinite(*m->loss) ? json(*m->loss)
-                                                                       : json("NaN"))
-                                        : json(nullptr)},
-                       {"extra", extra},
-                       {"rampup", m->rampup}});
+      steps.push_back(
+          {{"step", m->step},
+           {"seconds", finite(m->seconds)},
+           {"tflops", finite(m->tflops_per_device)},
+           {"tokens", finite(m->tokens_per_second_per_device)},
+           {"weights", finite(m->total_weights)},
+           // A NaN loss is stored as NaN: the run page must show it.
+           {"loss",
+            m->loss ? json(std::isfinite(*m->loss) ? json(*m->loss) : json("NaN")) : json(nullptr)},
+           {"extra", extra},
+           {"rampup", m->rampup}});
       result.last_step = std::max(result.last_step, m->step);
     } else if (auto n = parsed.num_params()) {
       facts["num_params_billion"] = n->billions;

@@ -12,7 +12,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 bool terminal_run_state(const std::string& s) {
   auto parsed = parse_run_state(s);
@@ -131,9 +133,10 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
     if (auto s = core::parse_failure_signature(sigs.at(i, "signature")))
       evidence.signatures.push_back(*s);
 
-  auto steps = tx.exec("SELECT min(step) AS first, max(step) AS last FROM metrics WHERE "
-                       "attempt_id = $1",
-                       {attempt_id});
+  auto steps = tx.exec(
+      "SELECT min(step) AS first, max(step) AS last FROM metrics WHERE "
+      "attempt_id = $1",
+      {attempt_id});
   const bool grow = cause.rfind("grow", 0) == 0 && !evidence.user_cancelled;
   auto classification = core::classify_failure(evidence);
 
@@ -174,14 +177,14 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
       case RestartAction::recover:
         next_run_state = "recovering";
         count_recovery = true;
-        run_cause = "attempt " + a.at(0, "number") + " " + what + "; recovering (" +
-                    decision.reason + ")";
+        run_cause =
+            "attempt " + a.at(0, "number") + " " + what + "; recovering (" + decision.reason + ")";
         break;
       case RestartAction::restart:
         next_run_state = "recovering";
         spend_restart = true;
-        run_cause = "attempt " + a.at(0, "number") + " " + what + "; restarting (" +
-                    decision.reason + ")";
+        run_cause =
+            "attempt " + a.at(0, "number") + " " + what + "; restarting (" + decision.reason + ")";
         break;
       case RestartAction::fail:
         next_run_state = "failed";
@@ -201,8 +204,7 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
   if (terminal_run_state(run_state)) return true;
   // A user's cancel wins over whatever the attempt did meanwhile.
   if (run_state == "cancelling" && next_run_state != "succeeded") next_run_state = "cancelled";
-  if (spend_restart)
-    tx.exec("UPDATE runs SET restarts = restarts + 1 WHERE id = $1", {run_id});
+  if (spend_restart) tx.exec("UPDATE runs SET restarts = restarts + 1 WHERE id = $1", {run_id});
   if (count_recovery)
     tx.exec("UPDATE runs SET recoveries = recoveries + 1 WHERE id = $1", {run_id});
   if (next_run_state == "failed")
@@ -210,9 +212,9 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
   if (!transition_run(tx, run_id, run_state, next_run_state, run_cause)) {
     // starting/running -> succeeded etc. are legal; anything else means the run moved on
     // (another replica finished it): record why the attempt ended anyway.
-    record_run_note(tx, run_id, run_state,
-                    "attempt " + a.at(0, "number") + " ended (" + attempt_state + "): " +
-                        run_cause);
+    record_run_note(
+        tx, run_id, run_state,
+        "attempt " + a.at(0, "number") + " ended (" + attempt_state + "): " + run_cause);
   }
   return true;
 }

@@ -17,7 +17,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string random_suffix() {
   static thread_local std::uint64_t state =
@@ -52,11 +54,10 @@ int hosts_per_slice(const std::string& accelerator) {
 std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json& cluster_ids,
                                                  bool lock, const EngineSettings& settings) {
   std::map<std::string, ClusterInfo> out;
-  auto c = tx.exec(
-      std::string("SELECT id, accelerator, num_slices FROM clusters WHERE id IN "
-                  "(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id") +
-          (lock ? " FOR UPDATE SKIP LOCKED" : ""),
-      {dump(cluster_ids)});
+  auto c = tx.exec(std::string("SELECT id, accelerator, num_slices FROM clusters WHERE id IN "
+                               "(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id") +
+                       (lock ? " FOR UPDATE SKIP LOCKED" : ""),
+                   {dump(cluster_ids)});
   for (size_t i = 0; i < c.size(); ++i) {
     ClusterInfo info;
     info.snapshot.id = c.at(i, "id");
@@ -147,10 +148,10 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
   if (!prev.empty()) {
     const std::string action = prev.opt(0, "action").value_or("");
     const std::string cause = prev.opt(0, "ending_cause").value_or("");
-    reason = action == "restart"              ? "restart"
-             : action == "recover"            ? "recovery"
-             : cause.rfind("grow", 0) == 0    ? "grow"
-                                              : "restart";
+    reason = action == "restart"           ? "restart"
+             : action == "recover"         ? "recovery"
+             : cause.rfind("grow", 0) == 0 ? "grow"
+                                           : "restart";
   }
   std::optional<std::int64_t> resumed_from;
   if (number > 1) {
@@ -176,8 +177,8 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
     m.gang_slice = h.gang_slice;
     m.host_index = h.host_index;
     auto w = cluster.workers.find(h.worker_id);
-    m.address = w != cluster.workers.end() && !w->second.address.empty() ? w->second.address
-                                                                          : "127.0.0.1";
+    m.address =
+        w != cluster.workers.end() && !w->second.address.empty() ? w->second.address : "127.0.0.1";
     m.devices = w != cluster.workers.end() ? w->second.devices : 1;
     in.members.push_back(m);
   }
@@ -227,8 +228,8 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
   cause += ", " + std::to_string(p.world_size) + " hosts";
   if (resumed_from) cause += ", resuming from checkpoint " + std::to_string(*resumed_from);
   if (p.elastic_partial)
-    cause += "; elastic: " + std::to_string(p.slices.size()) + " of " +
-             std::to_string(requested) + " slices (fewer healthy slices than asked)";
+    cause += "; elastic: " + std::to_string(p.slices.size()) + " of " + std::to_string(requested) +
+             " slices (fewer healthy slices than asked)";
   transition_run(tx, run.id, run.state, "starting", cause);
   log->info(dump({{"msg", "attempt placed"},
                   {"run", run.id},
@@ -244,7 +245,9 @@ Dispatcher::Dispatcher(db::Database& db, db::NotificationHub& hub, EngineSetting
                        std::shared_ptr<spdlog::logger> log)
     : db_(db), hub_(hub), settings_(std::move(settings)), log_(std::move(log)) {}
 
-Dispatcher::~Dispatcher() { stop(); }
+Dispatcher::~Dispatcher() {
+  stop();
+}
 
 void Dispatcher::start() {
   if (thread_.joinable()) return;
@@ -298,8 +301,8 @@ int Dispatcher::reap_once() {
       db::TxMode::read_only);
   for (size_t i = 0; i < silent.size(); ++i) {
     const std::string worker = silent.at(i, "id");
-    const std::string reason = "no heartbeat from worker " + worker + " for " +
-                               silent.at(i, "silent") + " s";
+    const std::string reason =
+        "no heartbeat from worker " + worker + " for " + silent.at(i, "silent") + " s";
     db_.transact([&](db::Transaction& tx) {
       // Re-check under the row lock: a heartbeat may have arrived meanwhile.
       auto still = tx.exec(
@@ -331,8 +334,7 @@ int Dispatcher::reap_once() {
         "SELECT r.id FROM runs r WHERE r.state = 'cancelling' AND NOT EXISTS (SELECT 1 FROM "
         "attempts a WHERE a.run_id = r.id AND a.finished_at IS NULL) FOR UPDATE SKIP LOCKED");
     for (size_t i = 0; i < stuck.size(); ++i)
-      if (transition_run(tx, stuck.at(i, "id"), "cancelling", "cancelled",
-                         "no rank left to stop"))
+      if (transition_run(tx, stuck.at(i, "id"), "cancelling", "cancelled", "no rank left to stop"))
         ++changed;
   });
   return changed;

@@ -58,6 +58,26 @@ struct World {
     dataset_id = p.create_dataset(member.api, "shared-ds")["id"].get<std::string>();
   }
 
+  // The shared cluster's one host registered through the agent API, and the attempt the
+  // dispatcher placed the shared run on, with its assignment fetched (so later long-polls of
+  // this worker find nothing and answer 204).
+  std::string worker_id, attempt_id;
+  std::string agent_attempt() {
+    if (!attempt_id.empty()) return attempt_id;
+    Api agent(p.url(), tokens[kWorker]);
+    auto reg = require_status(
+        agent.post("/api/v1/agent/register",
+                   json{{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"instance", "authz"}}),
+        200);
+    worker_id = reg.json["worker_id"];
+    auto a = require_status(
+        agent.get("/api/v1/agent/assignment?worker_id=" + worker_id + "&wait=20"), 200);
+    if (!a.json.contains("attempt_id"))
+      throw std::runtime_error("expected an assignment, got " + a.body);
+    attempt_id = a.json["attempt_id"];
+    return attempt_id;
+  }
+
   std::string fresh_cluster() { return p.create_cluster(unique_name("tmp"), "cpu-1")["id"]; }
   std::string fresh_member_run(bool finished) {
     std::string id = p.submit_run(member.api, cluster)["id"];
@@ -88,7 +108,7 @@ Expect owners(int s) {
 Expect own_token(int s) {
   return {401, 401, 404, s, 404, s, 403};
 }
-[[maybe_unused]] Expect agents(int s) {
+Expect agents(int s) {
   return {401, 401, 403, 403, 403, 403, s};
 }
 
@@ -215,6 +235,52 @@ std::vector<Row> routes() {
        [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/events"}; }, readers(200)},
       {"GET", "/api/v1/runs/{id}/checkpoints", "reader",
        [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/checkpoints"}; }, readers(200)},
+      // attempt_routes.cpp, run_log_routes.cpp
+      {"GET", "/api/v1/runs/{id}/attempts", "reader",
+       [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/attempts"}; }, readers(200)},
+      {"GET", "/api/v1/runs/{id}/logs", "reader",
+       [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/logs"}; }, readers(200)},
+      // A finished run: its stream sends what there is and ends.
+      {"GET", "/api/v1/runs/{id}/logs/stream", "reader",
+       [](World& w) { return Call{"/api/v1/runs/" + w.fresh_member_run(true) + "/logs/stream"}; },
+       readers(200)},
+      // agent_routes.cpp
+      {"POST", "/api/v1/agent/register", "agent",
+       [](World& w) {
+         return Call{"/api/v1/agent/register",
+                     {{"cluster", w.cluster}, {"slice", 0}, {"host", 0}, {"instance", "authz"}}};
+       },
+       agents(200)},
+      {"POST", "/api/v1/agent/heartbeat", "agent",
+       [](World& w) {
+         w.agent_attempt();
+         return Call{"/api/v1/agent/heartbeat", {{"worker_id", w.worker_id}}};
+       },
+       agents(200)},
+      {"GET", "/api/v1/agent/assignment", "agent",
+       [](World& w) {
+         w.agent_attempt();
+         return Call{"/api/v1/agent/assignment?worker_id=" + w.worker_id + "&wait=0"};
+       },
+       agents(204)},
+      {"POST", "/api/v1/agent/attempts/{id}/status", "agent",
+       [](World& w) {
+         return Call{"/api/v1/agent/attempts/" + w.agent_attempt() + "/status",
+                     {{"rank", 0}, {"state", "running"}, {"pid", 4242}}};
+       },
+       agents(200)},
+      {"POST", "/api/v1/agent/attempts/{id}/logs", "agent",
+       [](World& w) {
+         return Call{"/api/v1/agent/attempts/" + w.agent_attempt() + "/logs",
+                     {{"rank", 0}, {"seq", 0}, {"lines", {"hello"}}}};
+       },
+       agents(200)},
+      {"POST", "/api/v1/agent/attempts/{id}/checkpoints", "agent",
+       [](World& w) {
+         return Call{"/api/v1/agent/attempts/" + w.agent_attempt() + "/checkpoints",
+                     {{"step", 10}, {"uri", "/tmp/podium-authz/10"}, {"bytes", 1}}};
+       },
+       agents(201)},
   };
 }
 

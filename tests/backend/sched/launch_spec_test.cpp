@@ -1,0 +1,130 @@
+#include "backend/sched/launch_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace podium::sched {
+namespace {
+
+using nlohmann::json;
+
+LaunchInput two_slices_of_two(json spec) {
+  LaunchInput in;
+  in.run_id = "run_1";
+  in.run_name = "run_1";
+  in.attempt_id = "att_1";
+  in.attempt_number = 2;
+  in.spec = std::move(spec);
+  in.dataset_uri = "file:///data/text.txt";
+  in.gang_slices = 2;
+  in.requested_slices = 2;
+  in.port = 9000;
+  in.settings.python = "/usr/bin/python3";
+  in.settings.reference_dir = "/opt/ref";
+  in.settings.output_dir = "/var/out";
+  in.members = {{0, 0, 0, "10.0.0.1", 4},
+                {1, 0, 1, "10.0.0.2", 4},
+                {2, 1, 0, "10.0.1.1", 4},
+                {3, 1, 1, "10.0.1.2", 4}};
+  return in;
+}
+
+bool has_arg(const std::vector<std::string>& cmd, const std::string& arg) {
+  return std::find(cmd.begin(), cmd.end(), arg) != cmd.end();
+}
+
+TEST(LaunchSpec, EnvironmentIsTheUnionOfJaxTpuMegascaleGpuAndTorchConventions) {
+  auto ranks = build_launch(
+      two_slices_of_two({{"workload", "command"}, {"command", json::array({"/bin/true"})}}));
+  ASSERT_EQ(ranks.size(), 4u);
+  const auto& r2 = ranks[2].env;
+  EXPECT_EQ(r2.at("JAX_COORDINATOR_ADDRESS"), "10.0.0.1:9000");
+  EXPECT_EQ(r2.at("JAX_PROCESS_COUNT"), "4");
+  EXPECT_EQ(r2.at("JAX_PROCESS_ID"), "2");
+  EXPECT_EQ(r2.at("TPU_WORKER_ID"), "0");
+  EXPECT_EQ(r2.at("TPU_WORKER_HOSTNAMES"), "10.0.1.1,10.0.1.2");  // its own slice's hosts
+  EXPECT_EQ(r2.at("MEGASCALE_COORDINATOR_ADDRESS"), "10.0.0.1:9001");
+  EXPECT_EQ(r2.at("MEGASCALE_NUM_SLICES"), "2");
+  EXPECT_EQ(r2.at("MEGASCALE_SLICE_ID"), "1");
+  EXPECT_EQ(r2.at("MEGASCALE_PORT"), "9001");
+  EXPECT_EQ(r2.at("MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(r2.at("MASTER_PORT"), "9000");
+  EXPECT_EQ(r2.at("RANK"), "2");
+  EXPECT_EQ(r2.at("WORLD_SIZE"), "4");
+  EXPECT_EQ(r2.at("LOCAL_RANK"), "0");
+  EXPECT_EQ(r2.at("NODE_RANK"), "2");
+  EXPECT_EQ(r2.at("NNODES"), "4");
+  EXPECT_EQ(r2.at("GPUS_PER_NODE"), "4");
+  EXPECT_EQ(r2.at("PODIUM_ATTEMPT_NUMBER"), "2");
+  // A command workload has no checkpoint layout to watch.
+  EXPECT_FALSE(ranks[0].checkpoint_dir.has_value());
+}
+
+TEST(LaunchSpec, ReferenceWorkloadUsesMaxTextCommandFormAndTheSameRunNameEveryAttempt) {
+  auto ranks = build_launch(two_slices_of_two({{"workload", "reference"},
+                                               {"model", "reference-tiny"},
+                                               {"steps", 40},
+                                               {"per_device_batch_size", 2.0},
+                                               {"max_target_length", 64},
+                                               {"checkpoint_period", 10},
+                                               {"config", {{"learning_rate", 0.001}}}}));
+  const auto& cmd = ranks[1].command;
+  ASSERT_GE(cmd.size(), 4u);
+  EXPECT_EQ(cmd[0], "/usr/bin/python3");
+  EXPECT_EQ(cmd[2], "/opt/ref/train.py");
+  EXPECT_EQ(cmd[3], "/opt/ref/base.yml");
+  EXPECT_TRUE(has_arg(cmd, "run_name=run_1"));
+  EXPECT_TRUE(has_arg(cmd, "base_output_directory=/var/out"));
+  EXPECT_TRUE(has_arg(cmd, "dataset_path=/data/text.txt"));  // file:// stripped
+  EXPECT_TRUE(has_arg(cmd, "per_device_batch_size=2"));      // an integer, as the trainer needs
+  EXPECT_TRUE(has_arg(cmd, "checkpoint_period=10"));
+  EXPECT_TRUE(has_arg(cmd, "learning_rate=0.001"));
+  EXPECT_FALSE(has_arg(cmd, "num_slices=2"));  // a MaxText key the reference trainer rejects
+  ASSERT_TRUE(ranks[0].checkpoint_dir.has_value());
+  EXPECT_EQ(*ranks[0].checkpoint_dir, "/var/out/run_1/checkpoints");
+  EXPECT_FALSE(ranks[1].checkpoint_dir.has_value());  // rank 0 only
+}
+
+TEST(LaunchSpec, MaxTextOnFewerSlicesLetsDcnDataParallelismAbsorbTheDifference) {
+  auto in = two_slices_of_two({{"workload", "maxtext"},
+                               {"model", "llama2-7b"},
+                               {"steps", 100},
+                               {"parallelism", {{"ici_fsdp", 4}, {"dcn_data", 2}}},
+                               {"config", {{"base_output_directory", "gs://bucket/out"}}}});
+  in.members.resize(2);
+  in.gang_slices = 1;
+  auto ranks = build_launch(in);
+  const auto& cmd = ranks[0].command;
+  EXPECT_TRUE(has_arg(cmd, "ici_fsdp_parallelism=4"));
+  EXPECT_TRUE(has_arg(cmd, "num_slices=1"));
+  // The later key wins in MaxText: -1 fills in from num_slices.
+  auto last_dcn = std::find(cmd.rbegin(), cmd.rend(), "dcn_data_parallelism=-1");
+  EXPECT_NE(last_dcn, cmd.rend());
+  EXPECT_TRUE(has_arg(cmd, "base_output_directory=gs://bucket/out"));
+  EXPECT_FALSE(ranks[0].checkpoint_dir.has_value());  // not a local path: nothing to watch
+  EXPECT_EQ(ranks[1].env.at("MEGASCALE_NUM_SLICES"), "1");
+}
+
+TEST(LaunchSpec, ShellCommandsAndUnlaunchableSpecs) {
+  auto ranks = build_launch(two_slices_of_two({{"workload", "command"}, {"command", "echo hi"}}));
+  EXPECT_EQ(ranks[0].command, (std::vector<std::string>{"/bin/sh", "-c", "echo hi"}));
+  EXPECT_THROW(build_launch(two_slices_of_two({{"workload", "command"}, {"command", nullptr}})),
+               std::invalid_argument);
+  auto no_ref = two_slices_of_two({{"workload", "reference"}});
+  no_ref.settings.reference_dir.clear();
+  EXPECT_THROW(build_launch(no_ref), std::invalid_argument);
+  auto empty = two_slices_of_two({{"workload", "reference"}});
+  empty.members.clear();
+  EXPECT_THROW(build_launch(empty), std::invalid_argument);
+}
+
+TEST(LaunchSpec, NumbersAreFormattedAsTheTrainersParseThem) {
+  EXPECT_EQ(format_number(12.0), "12");
+  EXPECT_EQ(format_number(0.5), "0.5");
+  EXPECT_EQ(format_number(-1.0), "-1");
+  EXPECT_EQ(format_number(3e-4), "0.00029999999999999997");  // exact round trip
+}
+
+}  // namespace
+}  // namespace podium::sched
