@@ -6,12 +6,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <iostream>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "engine/client/http_client.h"
 
 namespace podium::e2e {
 
@@ -85,6 +89,12 @@ std::optional<double> step_field(const std::vector<std::string>& lines, int step
   return std::nullopt;
 }
 
+std::vector<int> step_range(int from, int to) {
+  std::vector<int> v;
+  for (int i = from; i < to; ++i) v.push_back(i);
+  return v;
+}
+
 bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
                 std::chrono::milliseconds every) {
   const auto deadline = Clock::now() + timeout;
@@ -128,6 +138,78 @@ std::string describe_attempts(const std::vector<json>& attempts) {
            << " signal=" << str(h, "signal") << "\n";
   }
   return os.str();
+}
+
+// ---- LogStream ----
+
+struct LogStream::State {
+  mutable std::mutex mu;
+  std::vector<json> events;
+  std::vector<std::string> names;
+  std::atomic<bool> stop{false};
+  bool ended = false;
+  std::string error;
+};
+
+LogStream::LogStream(const Api& api, const std::string& run_id,
+                     std::chrono::milliseconds idle_timeout)
+    : state_(std::make_shared<State>()) {
+  const std::string base = api.base_url();
+  const std::string token = api.token();
+  const std::string path = "/api/v1/runs/" + it::enc(run_id) + "/logs/stream";
+  thread_ = std::thread([state = state_, base, token, path, idle_timeout] {
+    client::HttpClient http(base, token);
+    auto err = http.stream_events(
+        path,
+        [&](const std::string& event, const std::string& data) {
+          std::lock_guard lock(state->mu);
+          if (state->names.size() < 500) state->names.push_back(event);
+          if (event == "log") {
+            json j = json::parse(data, nullptr, false);
+            state->events.push_back(j.is_discarded() ? json(data) : j);
+          }
+          if (event == "end") state->ended = true;
+          return !state->stop.load() && event != "end";
+        },
+        idle_timeout);
+    std::lock_guard lock(state->mu);
+    if (err) {
+      state->error = err->message + (err->status != 0 ? " (status " + std::to_string(err->status) +
+                                                            ": " + err->body + ")"
+                                                      : std::string());
+    } else if (!state->stop.load()) {
+      state->ended = true;
+    }
+  });
+}
+
+LogStream::~LogStream() {
+  stop();
+}
+
+void LogStream::stop() {
+  state_->stop = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<json> LogStream::events() const {
+  std::lock_guard lock(state_->mu);
+  return state_->events;
+}
+
+std::vector<std::string> LogStream::event_names() const {
+  std::lock_guard lock(state_->mu);
+  return state_->names;
+}
+
+bool LogStream::ended() const {
+  std::lock_guard lock(state_->mu);
+  return state_->ended;
+}
+
+std::string LogStream::error() const {
+  std::lock_guard lock(state_->mu);
+  return state_->error;
 }
 
 // ---- fixture ----
@@ -433,16 +515,62 @@ std::vector<std::string> E2eTest::local_rank_lines(const json& attempt, int rank
 }
 
 json E2eTest::metrics(const std::string& run_id) {
-  return it::require_status(admin().get("/api/v1/runs/" + it::enc(run_id) +
-                                        "/metrics?fields=loss,step_seconds&max_points=100000"),
-                            200)
-      .json;
+  auto r = admin().get("/api/v1/runs/" + it::enc(run_id) +
+                       "/metrics?fields=loss,step_seconds&max_points=100000");
+  if (r.status != 200 || !r.json.is_object()) {
+    ADD_FAILURE() << "metrics: " << r;
+    return json::object();
+  }
+  return r.json;
+}
+
+::testing::AssertionResult metrics_steps_are(const json& m, const std::vector<int>& expected,
+                                             bool each_once) {
+  if (!m.is_object() || !m.contains("steps") || !m["steps"].is_array())
+    return ::testing::AssertionFailure() << "no steps[] in " << cut(m.dump(), 2000);
+  std::vector<int> steps;
+  for (const auto& v : m["steps"]) {
+    if (!v.is_number_integer())
+      return ::testing::AssertionFailure() << "a step that is not an integer: " << v.dump();
+    steps.push_back(v.get<int>());
+  }
+  if (each_once) {
+    if (steps != expected)
+      return ::testing::AssertionFailure()
+             << "steps " << ::testing::PrintToString(steps) << ", expected "
+             << ::testing::PrintToString(expected) << " (each once, in order)";
+  } else {
+    std::vector<int> distinct = steps;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct != expected)
+      return ::testing::AssertionFailure()
+             << "distinct steps " << ::testing::PrintToString(distinct) << ", expected "
+             << ::testing::PrintToString(expected);
+  }
+  if (!m.contains("series") || !m["series"].is_object())
+    return ::testing::AssertionFailure() << "no series{} in " << cut(m.dump(), 2000);
+  for (const char* field : {"loss", "step_seconds"}) {
+    if (!m["series"].contains(field) || !m["series"][field].is_array())
+      return ::testing::AssertionFailure()
+             << "no series." << field << " in " << cut(m.dump(), 2000);
+    if (m["series"][field].size() != steps.size())
+      return ::testing::AssertionFailure()
+             << "series." << field << " has " << m["series"][field].size() << " values for "
+             << steps.size() << " steps";
+    for (const auto& v : m["series"][field])
+      if (!v.is_number() || !std::isfinite(v.get<double>()))
+        return ::testing::AssertionFailure()
+               << "series." << field << " has a value that is not a finite number: " << v.dump();
+  }
+  return ::testing::AssertionSuccess();
 }
 
 std::vector<int> E2eTest::checkpoint_steps(const std::string& run_id) {
   auto w = it::walk_pages(admin(), "/api/v1/runs/" + it::enc(run_id) + "/checkpoints", 500);
   std::vector<int> out;
   for (const auto& c : w.items) out.push_back(c.value("step", -1));
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -64,9 +65,41 @@ std::vector<int> step_lines(const std::vector<std::string>& lines);
 std::optional<double> step_field(const std::vector<std::string>& lines, int step,
                                  const std::string& field);
 
+// A /metrics answer has steps == expected (each_once: exactly, in order; otherwise the distinct
+// steps), and series.loss and series.step_seconds with one finite number per step.
+::testing::AssertionResult metrics_steps_are(const json& m, const std::vector<int>& expected,
+                                             bool each_once);
+// [from, to)
+std::vector<int> step_range(int from, int to);
+
 // Sleeps in small increments until pred() is true or timeout passes; returns pred()'s last value.
 bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
                 std::chrono::milliseconds every = std::chrono::milliseconds(100));
+
+// Follows GET /runs/{id}/logs/stream (Server-Sent Events) on a thread of its own, keeping every
+// "log" event's JSON. stop() ends it at the next event or after the idle timeout.
+class LogStream {
+ public:
+  LogStream(const Api& api, const std::string& run_id,
+            std::chrono::milliseconds idle_timeout = std::chrono::milliseconds(20000));
+  ~LogStream();
+  LogStream(const LogStream&) = delete;
+  LogStream& operator=(const LogStream&) = delete;
+  void stop();
+  // The "log" events so far (parsed data; a non-JSON data is kept as a string).
+  std::vector<json> events() const;
+  // Names of all events in order ("log", "state", "end", ...), the last few hundred.
+  std::vector<std::string> event_names() const;
+  // The stream ended on its own (the server closed it or sent "end").
+  bool ended() const;
+  // Set when the request failed (status or transport), after the thread ended.
+  std::string error() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+  std::thread thread_;
+};
 
 class E2eTest : public ::testing::Test {
  protected:
@@ -129,9 +162,10 @@ class E2eTest : public ::testing::Test {
   // The agent's local lines of (attempt, rank), found through the attempt's host list.
   std::vector<std::string> local_rank_lines(const json& attempt, int rank);
 
-  // GET /runs/{id}/metrics?fields=loss,step_seconds&max_points=100000.
+  // GET /runs/{id}/metrics?fields=loss,step_seconds&max_points=100000; {} (and a test failure)
+  // when it does not answer 200 with an object.
   json metrics(const std::string& run_id);
-  // Steps of GET /runs/{id}/checkpoints items.
+  // Steps of GET /runs/{id}/checkpoints items, ascending.
   std::vector<int> checkpoint_steps(const std::string& run_id);
 
   // Live processes started by this test's agents (carrying the tag, not an agent itself).
