@@ -60,7 +60,8 @@ TEST_F(HostLost, RecoversFromCheckpointWithoutSpendingBudget) {
   start_worker(cluster, 0, 0);
   auto& host1 = start_worker(cluster, 0, 1);
   const auto ds = dataset();
-  // Steps of ~0.1-0.3 s: the kill lands between step 14 and checkpoint 20.
+  // Batches large enough for steps of a few tenths of a second (0.5 s on a busy 2-core machine):
+  // the test sees step 14 and kills before checkpoint 20.
   const json run = submit(reference_spec(unique_name("hostlost"), cluster, ds,
                                          {.steps = 40,
                                           .per_device_batch_size = 8,

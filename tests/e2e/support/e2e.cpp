@@ -222,7 +222,10 @@ void E2eTest::SetUp() {
         << ") and set PODIUM_BIN_DIR to <build>/bin";
   dir_ = std::make_unique<it::TempDir>("podium-e2e");
   fs::create_directories(output_dir());
-  tag_ = unique_name("e2e");
+  // The tag names this test process: a later test can tell processes that a crashed or killed
+  // test binary left behind (its agents die with it, their ranks live in sessions of their own).
+  tag_ = "e2e-" + std::to_string(::getpid()) + "-" + it::random_hex().substr(0, 8);
+  kill_orphans_of_dead_tests();
   // Each test process gets its own coordinator port range: tests run in parallel and every
   // agent is on 127.0.0.1. Below the Linux ephemeral range (32768+).
   const int first = 10000 + static_cast<int>(::getpid() % 1100) * 20;
@@ -271,6 +274,24 @@ void E2eTest::TearDown() {
   if (HasFailure() && dir_) {
     std::cerr << "e2e: test directory kept for inspection: " << dir_->path() << "\n";
     dir_->keep();
+  }
+}
+
+void E2eTest::kill_orphans_of_dead_tests() {
+  for (const auto& [pid, tag] : processes_with_env_key("E2E_TEST_TAG")) {
+    // "e2e-<pid of the test binary>-<hex>"
+    if (tag.rfind("e2e-", 0) != 0) continue;
+    const auto dash = tag.find('-', 4);
+    pid_t owner = 0;
+    try {
+      owner = static_cast<pid_t>(std::stol(tag.substr(4, dash - 4)));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (owner <= 0 || owner == ::getpid() || process_alive(owner)) continue;
+    std::cerr << "e2e: killing a process left by an earlier test binary (pid " << owner
+              << "): " << describe_process(pid) << "\n";
+    ::kill(pid, SIGKILL);
   }
 }
 

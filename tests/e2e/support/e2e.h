@@ -170,6 +170,8 @@ class E2eTest : public ::testing::Test {
 
   // Live processes started by this test's agents (carrying the tag, not an agent itself).
   std::vector<pid_t> rank_processes() const;
+  // SIGKILL to tagged processes whose test binary is gone (a crash or a ctest timeout).
+  static void kill_orphans_of_dead_tests();
 
  private:
   std::unique_ptr<it::TempDir> dir_;

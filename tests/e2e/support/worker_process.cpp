@@ -109,25 +109,31 @@ std::vector<pid_t> process_group_members(pid_t pgid) {
   return out;
 }
 
-std::vector<pid_t> processes_with_env(const std::string& key, const std::string& value) {
-  std::vector<pid_t> out;
-  const std::string entry = key + "=" + value;
+std::vector<std::pair<pid_t, std::string>> processes_with_env_key(const std::string& key) {
+  std::vector<std::pair<pid_t, std::string>> out;
+  const std::string prefix = key + "=";
   for (pid_t pid : all_pids()) {
     if (pid == ::getpid()) continue;
     const std::string env = read_all(fs::path("/proc") / std::to_string(pid) / "environ");
     size_t start = 0;
-    bool found = false;
     while (start < env.size()) {
       auto end = env.find('\0', start);
       if (end == std::string::npos) end = env.size();
-      if (env.compare(start, end - start, entry) == 0) {
-        found = true;
+      if (env.compare(start, prefix.size(), prefix) == 0) {
+        if (process_alive(pid))
+          out.emplace_back(pid, env.substr(start + prefix.size(), end - start - prefix.size()));
         break;
       }
       start = end + 1;
     }
-    if (found && process_alive(pid)) out.push_back(pid);
   }
+  return out;
+}
+
+std::vector<pid_t> processes_with_env(const std::string& key, const std::string& value) {
+  std::vector<pid_t> out;
+  for (const auto& [pid, v] : processes_with_env_key(key))
+    if (v == value) out.push_back(pid);
   return out;
 }
 

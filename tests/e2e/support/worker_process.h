@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/integration/support/env.h"
@@ -105,6 +106,8 @@ bool process_alive(pid_t pid);
 std::vector<pid_t> process_group_members(pid_t pgid);
 // Live processes (not this one) whose environment contains the exact entry `key=value`.
 std::vector<pid_t> processes_with_env(const std::string& key, const std::string& value);
+// Live processes (not this one) with `key` in their environment, and its value.
+std::vector<std::pair<pid_t, std::string>> processes_with_env_key(const std::string& key);
 // "pid 123 (python3) ppid 1 pgid 123 state S: /usr/bin/python3 train.py ..." for messages.
 std::string describe_process(pid_t pid);
 
