@@ -235,6 +235,25 @@ std::vector<Row> routes() {
        [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/events"}; }, readers(200)},
       {"GET", "/api/v1/runs/{id}/checkpoints", "reader",
        [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/checkpoints"}; }, readers(200)},
+      // run_metrics_routes.cpp, compare_routes.cpp, import_routes.cpp
+      {"GET", "/api/v1/runs/{id}/metrics", "reader",
+       [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/metrics"}; }, readers(200)},
+      {"GET", "/api/v1/runs/{id}/summary", "reader",
+       [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/summary"}; }, readers(200)},
+      {"GET", "/api/v1/compare", "reader",
+       [](World& w) {
+         return Call{"/api/v1/compare?runs=" + w.run_id + "," + w.fresh_member_run(false)};
+       },
+       readers(200)},
+      {"POST", "/api/v1/runs/import", "writer",
+       [](World&) {
+         return Call{"/api/v1/runs/import",
+                     {{"name", unique_name("imported")},
+                      {"accelerator", "v5p-8"},
+                      {"model", "llama2-7b"},
+                      {"log", "completed step: 0, seconds: 1.5, loss: 2.0\n"}}};
+       },
+       writers(201)},
       // attempt_routes.cpp, run_log_routes.cpp
       {"GET", "/api/v1/runs/{id}/attempts", "reader",
        [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/attempts"}; }, readers(200)},
