@@ -24,7 +24,11 @@ int run(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  // A shell starts background jobs with SIGINT ignored, and an ignored signal never reaches
+  // sigwait: take the defaults back (blocked, they cannot kill the process).
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGINT, SIG_DFL);
   signal(SIGPIPE, SIG_IGN);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
