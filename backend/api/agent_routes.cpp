@@ -166,6 +166,16 @@ std::optional<json> next_for_worker(ApiContext& ctx, const http::RequestContext&
   return ctx.db.transact([&](db::Transaction& tx) -> std::optional<json> {
     require_worker(tx, rc, worker_id);
     const std::string redeliver = std::to_string(ctx.engine.redelivery_after.count());
+    // A rank delivered but never reported running, cancelled, and still silent after its cancel
+    // was delivered a while ago: the agent never started it (a lost response). It ends here;
+    // an agent that did start it after all gets 409 for its late report and stops it.
+    auto never_started = tx.exec(
+        "UPDATE attempt_hosts SET state = 'cancelled', ended_at = now() WHERE worker_id = $1 AND "
+        "state = 'delivered' AND cancel_requested_at IS NOT NULL AND cancel_delivered_at < now() "
+        "- make_interval(secs => $2::int) RETURNING attempt_id",
+        {worker_id, redeliver});
+    for (size_t i = 0; i < never_started.size(); ++i)
+      sched::finish_attempt_if_done(tx, never_started.at(i, "attempt_id"), ctx.engine);
     auto cancels = tx.exec(
         "UPDATE attempt_hosts SET cancel_delivered_at = now() WHERE worker_id = $1 AND "
         "ended_at IS NULL AND cancel_requested_at IS NOT NULL AND state IN ('delivered', "

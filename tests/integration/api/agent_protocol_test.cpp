@@ -1,0 +1,224 @@
+// The agent protocol driven by hand (no podium-worker): what a worker relies on when it retries,
+// restarts or misbehaves. The e2e tests run the real agent; these pin the server's side.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/integration/support/podium.h"
+
+namespace podium::it {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class AgentProtocol : public PodiumTest {
+ protected:
+  struct Agent {
+    Api api;
+    std::string worker_id;
+  };
+
+  // A cpu-1 cluster with its one host registered, and a queued command run placed on it.
+  void SetUp() override {
+    PodiumTest::SetUp();
+    cluster = unique_name("ag");
+    podium().create_cluster(cluster, "cpu-1");
+    token = podium().worker_token(cluster);
+    agent = register_agent("first");
+    run_id = podium().submit_run(podium().admin(), cluster)["id"];
+  }
+
+  Agent register_agent(const std::string& instance, json running = json::array()) {
+    Api api = podium().as(token);
+    auto r = require_status(api.post("/api/v1/agent/register", {{"cluster", cluster},
+                                                                {"slice", 0},
+                                                                {"host", 0},
+                                                                {"address", "127.0.0.1"},
+                                                                {"instance", instance},
+                                                                {"running", running}}),
+                            200);
+    return {api, r.json["worker_id"]};
+  }
+
+  json fetch_assignment(int wait = 10) {
+    auto r = agent.api.get("/api/v1/agent/assignment?worker_id=" + agent.worker_id +
+                           "&wait=" + std::to_string(wait));
+    if (r.status == 204) return nullptr;
+    require_status(r, 200);
+    return r.json;
+  }
+
+  json run() { return require_status(podium().admin().get("/api/v1/runs/" + run_id), 200).json; }
+
+  Reply status(const std::string& attempt, json body) {
+    return agent.api.post("/api/v1/agent/attempts/" + attempt + "/status", body);
+  }
+
+  std::string cluster, token, run_id;
+  Agent agent;
+};
+
+TEST_F(AgentProtocol, AnAssignmentCarriesTheRanksCommandAndEnvironmentOnce) {
+  auto a = fetch_assignment();
+  ASSERT_TRUE(a.is_object()) << a;
+  EXPECT_EQ(a["run_id"], run_id);
+  EXPECT_EQ(a["rank"], 0);
+  EXPECT_EQ(a["command"], json::array({"true"}));
+  EXPECT_EQ(a["env"]["RANK"], "0");
+  EXPECT_EQ(a["env"]["WORLD_SIZE"], "1");
+  EXPECT_EQ(a["env"]["JAX_PROCESS_COUNT"], "1");
+  EXPECT_EQ(a["env"]["MASTER_ADDR"], "127.0.0.1");
+  EXPECT_EQ(a["env"]["PODIUM_RUN_ID"], run_id);
+  // Delivered: a second poll within the redelivery delay finds nothing.
+  EXPECT_TRUE(fetch_assignment(0).is_null());
+  EXPECT_EQ(run()["state"], "starting");
+}
+
+TEST_F(AgentProtocol, LogBatchesAreIdempotentBySequence) {
+  const std::string attempt = fetch_assignment()["attempt_id"];
+  auto logs = [&](int seq, json lines) {
+    return require_status(agent.api.post("/api/v1/agent/attempts/" + attempt + "/logs",
+                                         {{"rank", 0}, {"seq", seq}, {"lines", lines}}),
+                          200)
+        .json;
+  };
+  EXPECT_EQ(logs(0, {"a", "b", "c"})["stored"], 3);
+  // A retried batch that overlaps what was stored adds only the new line.
+  auto again = logs(1, {"b", "c", "d"});
+  EXPECT_EQ(again["stored"], 1);
+  EXPECT_EQ(again["next_seq"], 4);
+  EXPECT_EQ(logs(0, {"a", "b", "c"})["stored"], 0);
+  auto page = require_status(podium().admin().get("/api/v1/runs/" + run_id + "/logs"), 200).json;
+  std::vector<std::string> lines;
+  std::vector<int> seqs;
+  for (const auto& item : page["items"]) {
+    lines.push_back(item["line"]);
+    seqs.push_back(item["seq"]);
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(seqs, (std::vector<int>{0, 1, 2, 3}));
+  // Bad batches are refused whole.
+  auto bad = agent.api.post("/api/v1/agent/attempts/" + attempt + "/logs",
+                            {{"rank", 0}, {"seq", 10}, {"lines", {"x", 5}}});
+  EXPECT_TRUE(is_problem(bad, 400)) << bad;
+  EXPECT_TRUE(is_problem(agent.api.post("/api/v1/agent/attempts/" + attempt + "/logs",
+                                        {{"rank", 3}, {"seq", 0}, {"lines", {"x"}}}),
+                         404));
+}
+
+TEST_F(AgentProtocol, StatusFollowsTheAttemptStateMachine) {
+  const std::string attempt = fetch_assignment()["attempt_id"];
+  require_status(status(attempt, {{"rank", 0}, {"state", "running"}, {"pid", 99}}), 200);
+  EXPECT_EQ(run()["state"], "running");
+  require_status(status(attempt, {{"rank", 0}, {"state", "running"}, {"pid", 99}}), 200);
+  require_status(status(attempt, {{"rank", 0}, {"state", "exited"}, {"exit_code", 0}}), 200);
+  EXPECT_EQ(run()["state"], "succeeded");
+  // The same report again is harmless; a contradicting one is a state conflict.
+  require_status(status(attempt, {{"rank", 0}, {"state", "exited"}, {"exit_code", 0}}), 200);
+  EXPECT_TRUE(is_problem(status(attempt, {{"rank", 0}, {"state", "running"}}), 409));
+  EXPECT_TRUE(
+      is_problem(status(attempt, {{"rank", 0}, {"state", "exited"}, {"exit_code", 3}}), 409));
+  EXPECT_TRUE(is_problem(status(attempt, {{"rank", 0}, {"state", "exited"}}), 400));
+  EXPECT_TRUE(is_problem(status("att_nope", {{"rank", 0}, {"state", "running"}}), 404));
+  auto attempts =
+      require_status(podium().admin().get("/api/v1/runs/" + run_id + "/attempts"), 200).json;
+  ASSERT_EQ(attempts["items"].size(), 1u);
+  EXPECT_EQ(attempts["items"][0]["state"], "succeeded");
+  EXPECT_EQ(attempts["items"][0]["hosts"][0]["pid"], 99);
+  EXPECT_EQ(attempts["items"][0]["exit_codes"], json::array({0}));
+}
+
+TEST_F(AgentProtocol, ANewAgentInstanceMeansItsRanksWereLostAndTheRunRecovers) {
+  const std::string attempt = fetch_assignment()["attempt_id"];
+  require_status(status(attempt, {{"rank", 0}, {"state", "running"}, {"pid", 99}}), 200);
+  // The same instance coming back (a server restart) keeps what it says it runs.
+  agent = register_agent("first", json::array({{{"attempt_id", attempt}, {"rank", 0}}}));
+  EXPECT_EQ(run()["state"], "running");
+  // Another instance: the old agent process is gone with its rank.
+  agent = register_agent("second");
+  auto r = run();
+  // Recovering, or already starting again: the new agent's host is free at once.
+  EXPECT_TRUE(r["state"] == "recovering" || r["state"] == "starting") << r["state"];
+  EXPECT_EQ(r["recoveries"], 1);
+  EXPECT_EQ(r["restarts"], 0);
+  auto a = require_status(podium().admin().get("/api/v1/runs/" + run_id + "/attempts"), 200).json;
+  EXPECT_EQ(a["items"][0]["failure_class"], "host_lost");
+  EXPECT_EQ(a["items"][0]["hosts"][0]["state"], "lost");
+  // The host is free again: the run gets a second attempt on it.
+  auto next = fetch_assignment();
+  ASSERT_TRUE(next.is_object());
+  EXPECT_NE(next["attempt_id"], attempt);
+  EXPECT_EQ(next["env"]["PODIUM_ATTEMPT_NUMBER"], "2");
+  // The lost rank's late report is refused: its attempt is over.
+  EXPECT_TRUE(
+      is_problem(status(attempt, {{"rank", 0}, {"state", "exited"}, {"exit_code", 1}}), 409));
+}
+
+TEST_F(AgentProtocol, CancelReachesTheAgentAndEndsTheRun) {
+  const std::string attempt = fetch_assignment()["attempt_id"];
+  require_status(status(attempt, {{"rank", 0}, {"state", "running"}, {"pid", 99}}), 200);
+  EXPECT_EQ(require_status(podium().admin().post("/api/v1/runs/" + run_id + "/cancel"), 200)
+                .json["state"],
+            "cancelling");
+  auto c = fetch_assignment();
+  ASSERT_TRUE(c.is_object());
+  EXPECT_EQ(c["cancel"], json::array({attempt}));
+  require_status(status(attempt, {{"rank", 0}, {"state", "exited"}, {"signal", 15}}), 200);
+  EXPECT_EQ(run()["state"], "cancelled");
+  EXPECT_TRUE(is_problem(podium().admin().post("/api/v1/runs/" + run_id + "/cancel"), 409));
+}
+
+TEST_F(AgentProtocol, BadRegistrationsAndForeignWorkers) {
+  Api api = podium().as(token);
+  EXPECT_TRUE(is_problem(
+      api.post("/api/v1/agent/register", {{"cluster", cluster}, {"slice", 1}, {"host", 0}}), 422));
+  EXPECT_TRUE(is_problem(
+      api.post("/api/v1/agent/register", {{"cluster", cluster}, {"slice", 0}, {"host", 1}}), 422));
+  EXPECT_TRUE(is_problem(api.post("/api/v1/agent/register",
+                                  {{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"x", 1}}),
+                         400));
+  EXPECT_TRUE(is_problem(api.post("/api/v1/agent/heartbeat", {{"worker_id", "wkr_nope"}}), 404));
+  EXPECT_TRUE(is_problem(
+      api.get("/api/v1/agent/assignment?worker_id=" + agent.worker_id + "&wait=61"), 400));
+  // Another cluster's token may not act for this cluster's workers or attempts.
+  const std::string other = unique_name("other");
+  podium().create_cluster(other, "cpu-1");
+  Api foreign = podium().as(podium().worker_token(other));
+  EXPECT_TRUE(is_problem(
+      foreign.post("/api/v1/agent/register", {{"cluster", cluster}, {"slice", 0}, {"host", 0}}),
+      403));
+  EXPECT_TRUE(
+      is_problem(foreign.post("/api/v1/agent/heartbeat", {{"worker_id", agent.worker_id}}), 403));
+  const std::string attempt = fetch_assignment()["attempt_id"];
+  EXPECT_TRUE(is_problem(foreign.post("/api/v1/agent/attempts/" + attempt + "/logs",
+                                      {{"rank", 0}, {"seq", 0}, {"lines", {"x"}}}),
+                         403));
+  // Nothing was stored by the refused calls.
+  auto page = require_status(podium().admin().get("/api/v1/runs/" + run_id + "/logs"), 200).json;
+  EXPECT_TRUE(page["items"].empty());
+}
+
+TEST_F(AgentProtocol, ALongPollWakesWhenWorkIsDispatched) {
+  // Nothing pending once the first run's assignment is taken.
+  fetch_assignment();
+  podium().admin().post("/api/v1/runs/" + run_id + "/cancel");
+  fetch_assignment(1);  // the cancel order
+  const std::string attempt =
+      require_status(podium().admin().get("/api/v1/runs/" + run_id + "/attempts"), 200)
+          .json["items"][0]["id"];
+  require_status(status(attempt, {{"rank", 0}, {"state", "exited"}, {"signal", 15}}), 200);
+  json got;
+  std::thread poll([&] { got = fetch_assignment(20); });
+  std::this_thread::sleep_for(300ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string second = podium().submit_run(podium().admin(), cluster)["id"];
+  poll.join();
+  ASSERT_TRUE(got.is_object());
+  EXPECT_EQ(got["run_id"], second);
+  // Woken by NOTIFY, not by the end of the wait.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+}
+
+}  // namespace
+}  // namespace podium::it
