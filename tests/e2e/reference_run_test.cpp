@@ -165,6 +165,9 @@ TEST_F(ReferenceRunServerRestart, ServerKilledMidRunLosesNoLogLine) {
       },
       180s));
 
+  const auto before = attempts(id);
+  ASSERT_EQ(before.size(), 1u) << describe_attempts(before);
+
   const int port = podium().server().port();
   const int status = podium().server().kill();
   EXPECT_EQ(status, 128 + SIGKILL);
@@ -172,6 +175,11 @@ TEST_F(ReferenceRunServerRestart, ServerKilledMidRunLosesNoLogLine) {
   std::this_thread::sleep_for(3s);
   podium().server().start();
   ASSERT_EQ(podium().server().port(), port) << "the restarted server must keep its port";
+  // Still mid-run when the server is back (else this test would not test what it says).
+  const auto printed = step_lines(local_rank_lines(before[0], 0));
+  ASSERT_TRUE(!printed.empty() && printed.back() < 39)
+      << "rank 0 had finished while the server was down; steps printed: "
+      << ::testing::PrintToString(printed);
 
   json done;
   ASSERT_TRUE(wait_for_state(id, "succeeded", 240s, &done));
