@@ -69,6 +69,8 @@ Podium is running (embedded PostgreSQL in $PODIUM_DATA_DIR).
 
 Try:  export PODIUM_SERVER=$url PODIUM_TOKEN=$PODIUM_ADMIN_TOKEN
       $bin/podium clusters list
+      $bin/podium runs submit -f examples/reference.yaml     # the demo cluster runs it
+      $bin/podium logs <run id> -f                            # follow it live
 Press Ctrl-C to stop.
 MSG
 wait "${pids[0]}"
