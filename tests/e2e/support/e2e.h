@@ -13,9 +13,12 @@
 //     ASSERT_TRUE(wait_for_state(run["id"], "succeeded", 240s));
 //   }
 //
-// Every agent (and so every rank process it starts) carries E2E_TEST_TAG=<tag of this test> in
-// its environment. TearDown stops the agents with SIGTERM (each must exit 0), then checks that no
-// tagged process is left (an agent must stop its ranks), killing any it finds.
+// Every agent (and so every rank process it starts) carries E2E_TEST_TAG=e2e-<pid of the test
+// binary>-<hex> in its environment. TearDown stops the agents with SIGTERM (each must exit 0),
+// then checks that no tagged process is left (an agent must stop its ranks), killing any it
+// finds. SetUp kills tagged processes whose test binary is gone (a crash or a ctest timeout
+// kills the agents through PR_SET_PDEATHSIG, but not their ranks, which run in sessions of their
+// own).
 
 #include <sys/types.h>
 
