@@ -220,17 +220,7 @@ http::Response handle_assignment(ApiContext& ctx, http::RequestContext& rc) {
   auto worker_id = rc.request.query_param("worker_id");
   if (!worker_id || worker_id->empty() || worker_id->size() > 64)
     throw http::bad_request("worker_id is required", {{"worker_id", "required"}});
-  int wait = 25;
-  if (auto w = rc.request.query_param("wait")) {
-    try {
-      size_t used = 0;
-      wait = std::stoi(*w, &used);
-      if (used != w->size() || wait < 0 || wait > 60) throw std::invalid_argument("range");
-    } catch (const std::exception&) {
-      throw http::bad_request("wait must be an integer from 0 to 60",
-                              {{"wait", "an integer 0..60"}});
-    }
-  }
+  const int64_t wait = query_integer(rc, "wait", 0, 60, "an integer from 0 to 60").value_or(25);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait);
   for (;;) {
     const auto since = ctx.hub.generation();

@@ -26,29 +26,14 @@ struct LogFilter {
   std::optional<std::int64_t> after;  // seq
 };
 
-std::optional<std::int64_t> int_param(const http::RequestContext& rc, const char* name,
-                                      std::int64_t min, std::int64_t max) {
-  auto v = rc.request.query_param(name);
-  if (!v) return std::nullopt;
-  try {
-    size_t used = 0;
-    long long x = std::stoll(*v, &used);
-    if (used == v->size() && x >= min && x <= max) return x;
-  } catch (const std::exception&) {
-  }
-  throw http::bad_request(
-      std::string(name) + " must be an integer from " + std::to_string(min) + " to " +
-          std::to_string(max),
-      {{name, "an integer " + std::to_string(min) + ".." + std::to_string(max)}});
-}
-
 LogFilter read_filter(const http::RequestContext& rc) {
   LogFilter f;
   f.attempt = rc.request.query_param("attempt");
   if (f.attempt && (f.attempt->empty() || f.attempt->size() > 64))
     throw http::bad_request("attempt must be an attempt id or number", {{"attempt", "invalid"}});
-  if (auto r = int_param(rc, "rank", 0, 1 << 20)) f.rank = static_cast<int>(*r);
-  f.after = int_param(rc, "after", -1, INT64_MAX / 2);
+  if (auto r = query_integer(rc, "rank", 0, 1 << 20, "an integer >= 0"))
+    f.rank = static_cast<int>(*r);
+  f.after = query_integer(rc, "after", -1, INT64_MAX / 2, "an integer >= -1");
   return f;
 }
 
@@ -73,7 +58,8 @@ const char* kAttemptMatch =
 http::Response list_logs(ApiContext& ctx, http::RequestContext& rc) {
   const std::string run_id = rc.param("id");
   auto filter = read_filter(rc);
-  auto limit = int_param(rc, "limit", 1, kMaxLogLimit).value_or(kDefaultLogLimit);
+  auto limit = query_integer(rc, "limit", 1, kMaxLogLimit, "an integer from 1 to 5000")
+                   .value_or(kDefaultLogLimit);
   json position = {{"a", -1}, {"r", -1}, {"s", -1}};
   if (auto c = rc.request.query_param("cursor"); c && !c->empty()) {
     auto decoded = http::decode_cursor(ctx.cursor_key, *c);

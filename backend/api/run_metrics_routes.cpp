@@ -28,18 +28,6 @@ bool standard(const std::string& f) {
   return std::find(kStandardFields.begin(), kStandardFields.end(), f) != kStandardFields.end();
 }
 
-std::optional<std::int64_t> integer_param(const http::RequestContext& rc, const std::string& name,
-                                          std::int64_t min, std::int64_t max,
-                                          const std::string& rule) {
-  auto v = rc.request.query_param(name);
-  if (!v) return std::nullopt;
-  std::int64_t out = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
-  if (v->empty() || ec != std::errc() || p != v->data() + v->size() || out < min || out > max)
-    throw http::bad_request(name + " must be " + rule, {{name, "must be " + rule}});
-  return out;
-}
-
 std::vector<std::string> split_fields(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -65,15 +53,15 @@ http::Response metrics(ApiContext& ctx, http::RequestContext& rc) {
   if (fields.size() > kMaxFields)
     throw http::bad_request("at most " + std::to_string(kMaxFields) + " fields",
                             {{"fields", "at most " + std::to_string(kMaxFields) + " names"}});
-  const auto from = integer_param(rc, "from_step", 0, INT64_MAX, "an integer >= 0");
-  const auto to = integer_param(rc, "to_step", 0, INT64_MAX, "an integer >= 0");
+  const auto from = query_integer(rc, "from_step", 0, INT64_MAX, "an integer >= 0");
+  const auto to = query_integer(rc, "to_step", 0, INT64_MAX, "an integer >= 0");
   if (from && to && *from > *to)
     throw http::bad_request("from_step must not exceed to_step",
                             {{"from_step", "must not exceed to_step"}});
   // Values above the maximum are served at the maximum: a chart asking for "everything" gets
   // the most the server ships.
   auto max_points = static_cast<std::size_t>(
-      integer_param(rc, "max_points", 1, INT64_MAX, "an integer >= 1").value_or(kDefaultMaxPoints));
+      query_integer(rc, "max_points", 1, INT64_MAX, "an integer >= 1").value_or(kDefaultMaxPoints));
   max_points = std::min(max_points, kMaxMaxPoints);
 
   std::vector<std::string> extra_fields;

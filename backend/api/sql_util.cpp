@@ -88,4 +88,15 @@ const std::string& user_id(const http::RequestContext& ctx) {
   return ctx.principal->user_id;
 }
 
+std::optional<int64_t> query_integer(const http::RequestContext& ctx, const std::string& name,
+                                     int64_t min, int64_t max, const std::string& rule) {
+  auto v = ctx.request.query_param(name);
+  if (!v) return std::nullopt;
+  int64_t out = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (v->empty() || ec != std::errc() || p != v->data() + v->size() || out < min || out > max)
+    throw http::bad_request(name + " must be " + rule, {{name, "must be " + rule}});
+  return out;
+}
+
 }  // namespace podium::api

@@ -40,6 +40,11 @@ void audit(db::Transaction& tx, const http::RequestContext& ctx, const std::stri
 
 http::Response json_response(int status, const nlohmann::json& body);
 
+// An optional integer query parameter in [min, max]; throws Problem 400 naming the parameter and
+// `rule` (e.g. "an integer >= 1") when it is present but not such an integer.
+std::optional<int64_t> query_integer(const http::RequestContext& ctx, const std::string& name,
+                                     int64_t min, int64_t max, const std::string& rule);
+
 // Caller must be signed in as a user; returns the user id.
 const std::string& user_id(const http::RequestContext& ctx);
 
