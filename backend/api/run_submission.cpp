@@ -1,5 +1,7 @@
 #include "backend/api/run_submission.h"
 
+#include "backend/api/plan_history.h"
+
 #include "backend/api/resolve.h"
 #include "backend/common/problem.h"
 #include "engine/core/accelerator.h"
@@ -58,6 +60,9 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
     input.dataset = facts;
   }
 
+  if (input.accelerator && s.spec.model)
+    input.history = load_plan_history(tx, *s.spec.model, input.accelerator->type,
+                                      input.accelerator->peak_tflops_per_device, s.spec_json);
   auto plan = core::make_plan(input);
   s.plan_ok = plan.ok;
   s.plan = core::to_json(plan);

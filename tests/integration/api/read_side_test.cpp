@@ -651,3 +651,49 @@ TEST_F(ReadSide, CliImportsALogAndComparesRuns) {
 
 }  // namespace
 }  // namespace podium::it
+
+namespace podium::it {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Planner history: finished runs calibrate the plans of the same model on the same slice type.
+
+TEST_F(ReadSide, PlansRestOnWhatEarlierRunsOfTheSameModelAndSliceMeasured) {
+  podium().create_cluster("ironwood", "tpu7x-64");
+  auto spec = [](json parallelism) {
+    return json{{"name", "next"},
+                {"cluster", "ironwood"},
+                {"model", "almodel-8b"},
+                {"workload", "maxtext"},
+                {"steps", 10},
+                {"per_device_batch_size", 1},
+                {"max_target_length", 4096},
+                {"parallelism", parallelism},
+                {"config", {{"remat_policy", "full"}, {"opt_type", "muon"}}}};
+  };
+  const json same = {{"ici_fsdp", 16}, {"ici_tensor", 4}};
+  auto plan = [&](const json& parallelism) {
+    return require_status(podium().admin().post("/api/v1/plan", spec(parallelism)), 200).json;
+  };
+  json before = plan(same);
+  EXPECT_EQ(before["estimate"]["efficiency_basis"], "default") << before["estimate"];
+  EXPECT_EQ(before["memory"]["basis"], "estimate") << before["memory"];
+
+  import(import_body(unique_name("measured"), maxtext_log(Flavor::host)));
+  json after = plan(same);
+  EXPECT_EQ(after["estimate"]["efficiency_basis"], "history") << after["estimate"];
+  EXPECT_EQ(after["estimate"]["efficiency_runs"], 1);
+  // The measured MFU, against tpu7x's per-device peak (1153.5), not the per-chip one.
+  const double mfu = after["estimate"]["mfu"].get<double>();
+  EXPECT_NEAR(mfu, expected_tflops() / 1153.5, 0.05 * expected_tflops() / 1153.5);
+  // The same sharding, remat and optimizer: the observed HBM (81.2 GiB peak) is the basis.
+  EXPECT_EQ(after["memory"]["basis"], "history") << after["memory"];
+
+  // Another sharding: the HBM observation does not transfer; the MFU still does.
+  json other = plan({{"ici_fsdp", 64}});
+  EXPECT_EQ(other["memory"]["basis"], "estimate") << other["memory"];
+  EXPECT_EQ(other["estimate"]["efficiency_basis"], "history");
+}
+
+}  // namespace
+}  // namespace podium::it
