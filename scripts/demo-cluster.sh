@@ -54,7 +54,8 @@ for slice in 0 1; do
   for host in 0 1; do
     dir="$state/workers/slice$slice-host$host"
     mkdir -p "$dir"
-    "$PODIUM_BIN_DIR/podium-worker" --server "$PODIUM_SERVER" --token "$worker_token" \
+    # The token goes by environment, not argv, where every local user could read it in ps.
+    PODIUM_TOKEN="$worker_token" "$PODIUM_BIN_DIR/podium-worker" --server "$PODIUM_SERVER" \
       --cluster demo --slice "$slice" --host "$host" --workdir "$dir" --address 127.0.0.1 \
       --log-format text > "$dir/agent.out" 2> "$dir/agent.log" &
     echo $! >> "$pid_file"
