@@ -355,6 +355,12 @@ http::Response handle_logs(ApiContext& ctx, http::RequestContext& rc) {
                            static_cast<int>(*rank), *seq,       std::move(lines)};
     return ingest::ingest_log_batch(tx, batch);
   });
+  if (result.stored > 0)
+    ctx.metrics.count("podium_log_lines_ingested_total", "Log lines stored from agents.",
+                      result.stored);
+  if (result.metric_steps > 0)
+    ctx.metrics.count("podium_metric_steps_ingested_total",
+                      "Step metrics parsed from rank 0's lines.", result.metric_steps);
   return json_response(200, {{"stored", result.stored}, {"next_seq", result.next_seq}});
 }
 

@@ -35,6 +35,8 @@ void register_dataset_routes(http::Router&, ApiContext&);
 void register_model_routes(http::Router&, ApiContext&);
 void register_run_routes(http::Router&, ApiContext&);
 void register_agent_routes(http::Router&, ApiContext&);
+// Prometheus gauges of runs, workers and attempts (read when /metrics is scraped).
+void register_engine_metrics(ApiContext&);
 void register_run_log_routes(http::Router&, ApiContext&);
 void register_attempt_routes(http::Router&, ApiContext&);
 void register_run_metrics_routes(http::Router&, ApiContext&);

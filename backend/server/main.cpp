@@ -20,8 +20,8 @@
 #include "backend/db/embedded_postgres.h"
 #include "backend/db/migrations.h"
 #include "backend/db/notification_hub.h"
-#include "backend/sched/dispatch/dispatcher.h"
 #include "backend/http/server.h"
+#include "backend/sched/dispatch/dispatcher.h"
 
 extern char** environ;
 
@@ -204,6 +204,7 @@ int run(int argc, char** argv) {
 
   api::ApiContext ctx{database, config, registry, boot.cursor_key, log, hub, engine};
   api::App app(ctx);
+  api::register_engine_metrics(ctx);
   sched::Dispatcher dispatcher(database, hub, engine, log);
 
   http::ServerOptions so;

@@ -174,3 +174,43 @@ TEST_F(Metrics, RequestCountersLatencyPoolAndBuildInfo) {
 
 }  // namespace
 }  // namespace podium::it
+
+namespace podium::it {
+namespace {
+
+TEST_F(Metrics, EngineGaugesCountRunsWorkersAndIngestedLines) {
+  auto admin = podium().admin();
+  podium().create_cluster("gauged", "cpu-1");
+  Api agent = podium().as(podium().worker_token("gauged"));
+  const std::string worker =
+      require_status(
+          agent.post("/api/v1/agent/register", {{"cluster", "gauged"}, {"slice", 0}, {"host", 0}}),
+          200)
+          .json["worker_id"];
+  podium().submit_run(admin, "gauged");
+  podium().submit_run(admin, "gauged");  // waits: the one host is busy
+  auto a =
+      require_status(agent.get("/api/v1/agent/assignment?worker_id=" + worker + "&wait=10"), 200);
+  const std::string attempt = a.json["attempt_id"];
+  require_status(agent.post("/api/v1/agent/attempts/" + attempt + "/logs",
+                            {{"rank", 0},
+                             {"seq", 0},
+                             {"lines",
+                              {"hello",
+                               "completed step: 0, seconds: 1.0, TFLOP/s/device: 1.0, "
+                               "Tokens/s/device: 10.0, total_weights: 8, loss: 2.5"}}}),
+                 200);
+  std::string error;
+  auto samples = parse(podium().anonymous().get("/metrics").body, &error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(sample_value(samples, "podium_runs", {{"state", "starting"}}), 1.0);
+  EXPECT_EQ(sample_value(samples, "podium_runs", {{"state", "queued"}}), 1.0);
+  EXPECT_EQ(sample_value(samples, "podium_workers", {{"cluster", "gauged"}, {"healthy", "true"}}),
+            1.0);
+  EXPECT_EQ(sample_value(samples, "podium_live_attempts", {{"state", "starting"}}), 1.0);
+  EXPECT_EQ(sample_value(samples, "podium_log_lines_ingested_total", {}), 2.0);
+  EXPECT_EQ(sample_value(samples, "podium_metric_steps_ingested_total", {}), 1.0);
+}
+
+}  // namespace
+}  // namespace podium::it
