@@ -1,5 +1,7 @@
 #include "backend/cli/output.h"
 
+#include "backend/common/problem.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -266,43 +268,6 @@ std::string render_details(const Json& value) {
   return out;
 }
 
-std::string_view reason_phrase(int status) {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 409:
-      return "Conflict";
-    case 413:
-      return "Payload Too Large";
-    case 415:
-      return "Unsupported Media Type";
-    case 422:
-      return "Unprocessable Entity";
-    case 429:
-      return "Too Many Requests";
-    case 500:
-      return "Internal Server Error";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return {};
-  }
-}
-
 namespace {
 
 std::string string_field(const Json& obj, const char* key) {
@@ -313,7 +278,7 @@ std::string string_field(const Json& obj, const char* key) {
 
 std::string http_status_text(int status) {
   std::string s = "HTTP " + std::to_string(status);
-  const auto reason = reason_phrase(status);
+  const auto reason = http::reason_phrase(status);
   if (!reason.empty()) s += " " + std::string(reason);
   return s;
 }

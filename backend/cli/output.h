@@ -51,6 +51,4 @@ std::string render_details(const Json& value);
 // hint). A body that is not problem+json is shown as "error: HTTP <status> <reason>: <text>".
 std::string render_problem(int status, std::string_view body);
 
-std::string_view reason_phrase(int status);
-
 }  // namespace podium::cli

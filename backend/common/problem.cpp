@@ -2,7 +2,7 @@
 
 namespace podium::http {
 
-std::string status_title(int status) {
+std::string_view reason_phrase(int status) {
   switch (status) {
     case 400:
       return "Bad Request";
@@ -34,11 +34,20 @@ std::string status_title(int status) {
       return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
+    case 502:
+      return "Bad Gateway";
     case 503:
       return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
     default:
-      return "Error";
+      return {};
   }
+}
+
+std::string status_title(int status) {
+  const auto phrase = reason_phrase(status);
+  return phrase.empty() ? "Error" : std::string(phrase);
 }
 
 std::string problem_type(int status) {

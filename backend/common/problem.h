@@ -2,6 +2,7 @@
 // RFC 9457 problem+json responses: every error Podium returns has this shape.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,10 @@ struct Problem {
   Response to_response() const;
 };
 
+// The standard reason phrase of an HTTP status ("Not Found"); empty for codes without one here.
+// Shared with the CLI, which names statuses the same way.
+std::string_view reason_phrase(int status);
+// reason_phrase, or "Error" for other codes: the problem+json title.
 std::string status_title(int status);
 // "about:blank"-style type URI per status, stable for clients to switch on.
 std::string problem_type(int status);
