@@ -24,7 +24,9 @@ TEST(Format, Numbers) {
   EXPECT_EQ(format_number(1.23456), "1.235");
   EXPECT_EQ(format_number(1.5), "1.5");
   EXPECT_EQ(format_number(134.91), "134.9");
-  EXPECT_EQ(format_number(1153.5), "1154");
+  EXPECT_EQ(format_number(1153.5), "1153.5");
+  EXPECT_EQ(format_number(11819.175), "11819.2");
+  EXPECT_EQ(format_number(2307.0), "2307");
   EXPECT_EQ(format_number(0.000123456), "0.0001235");
   EXPECT_EQ(format_count(6.738e9), "6.74B");
   EXPECT_EQ(format_count(1048576), "1.05M");
