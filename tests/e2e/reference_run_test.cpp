@@ -58,6 +58,15 @@ TEST_F(ReferenceRun, HappyPathOneSliceTwoHosts) {
   EXPECT_EQ(done.value("last_step", -1), 39) << done.dump();
   EXPECT_TRUE(done.value("failure_class", json()).is_null()) << done.dump();
 
+  // The run went through the contract's states: queued, starting, running, succeeded.
+  {
+    std::vector<std::string> states;
+    for (const auto& e : events(id))
+      if (e.contains("to_state") && e["to_state"].is_string()) states.push_back(e["to_state"]);
+    EXPECT_EQ(states, (std::vector<std::string>{"queued", "starting", "running", "succeeded"}))
+        << "the run's state transitions (GET /runs/{id}/events, to_state)" << diagnostics(id);
+  }
+
   // One attempt, both ranks on slice 0, both exited 0.
   const auto att = attempts(id);
   ASSERT_EQ(att.size(), 1u) << describe_attempts(att);
