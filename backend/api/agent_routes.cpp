@@ -43,11 +43,15 @@ struct AttemptRow {
   std::string state;
 };
 
+// lock: take the attempt row FOR UPDATE, so that reports on one attempt are applied one at a
+// time. Without it, two ranks reporting "running" at the same moment each see the other still
+// waiting (READ COMMITTED) and neither moves the attempt to running.
 AttemptRow require_attempt(db::Transaction& tx, const http::RequestContext& rc,
-                           const std::string& attempt_id) {
+                           const std::string& attempt_id, bool lock = false) {
   auto a = tx.exec(
-      "SELECT a.run_id, a.number, a.state, r.cluster_id FROM attempts a JOIN runs r ON r.id = "
-      "a.run_id WHERE a.id = $1",
+      std::string("SELECT a.run_id, a.number, a.state, r.cluster_id FROM attempts a JOIN runs r "
+                  "ON r.id = a.run_id WHERE a.id = $1") +
+          (lock ? " FOR UPDATE OF a" : ""),
       {attempt_id});
   if (a.empty()) throw http::not_found("no attempt " + attempt_id);
   if (a.at(0, "cluster_id") != token_cluster(rc))
@@ -260,7 +264,7 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
   const std::string attempt_id = rc.param("id");
 
   auto out = ctx.db.transact([&](db::Transaction& tx) {
-    auto attempt = require_attempt(tx, rc, attempt_id);
+    auto attempt = require_attempt(tx, rc, attempt_id, /*lock=*/true);
     auto h = tx.exec(
         "SELECT state, exit_code, signal FROM attempt_hosts WHERE attempt_id = $1 AND rank = "
         "$2::int FOR UPDATE",

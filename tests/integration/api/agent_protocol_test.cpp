@@ -222,3 +222,46 @@ TEST_F(AgentProtocol, ALongPollWakesWhenWorkIsDispatched) {
 
 }  // namespace
 }  // namespace podium::it
+
+namespace podium::it {
+namespace {
+
+// Two ranks report "running" at the same moment: the run must still become running (each report
+// sees the other's only once it committed, so the reports have to be applied one at a time).
+TEST(AgentProtocolGang, SimultaneousRunningReportsMoveTheRunToRunning) {
+  PODIUM_IT_REQUIRE_DATABASE();
+  Podium p;
+  const std::string cluster = unique_name("gang");
+  p.create_cluster(cluster, "cpu-2");
+  Api agent = p.as(p.worker_token(cluster));
+  std::string workers[2];
+  for (int h = 0; h < 2; ++h)
+    workers[h] = require_status(agent.post("/api/v1/agent/register",
+                                           {{"cluster", cluster}, {"slice", 0}, {"host", h}}),
+                                200)
+                     .json["worker_id"];
+  for (int round = 0; round < 8; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::string run = p.submit_run(p.admin(), cluster)["id"];
+    std::string attempt;
+    for (const auto& w : workers) {
+      auto a =
+          require_status(agent.get("/api/v1/agent/assignment?worker_id=" + w + "&wait=10"), 200);
+      ASSERT_TRUE(a.json.contains("attempt_id")) << a;
+      attempt = a.json["attempt_id"];
+    }
+    const std::string path = "/api/v1/agent/attempts/" + attempt + "/status";
+    std::thread other([&] {
+      require_status(agent.post(path, {{"rank", 1}, {"state", "running"}, {"pid", 2}}), 200);
+    });
+    require_status(agent.post(path, {{"rank", 0}, {"state", "running"}, {"pid", 1}}), 200);
+    other.join();
+    EXPECT_EQ(require_status(p.admin().get("/api/v1/runs/" + run), 200).json["state"], "running");
+    for (int r = 0; r < 2; ++r)
+      require_status(agent.post(path, {{"rank", r}, {"state", "exited"}, {"exit_code", 0}}), 200);
+    EXPECT_EQ(require_status(p.admin().get("/api/v1/runs/" + run), 200).json["state"], "succeeded");
+  }
+}
+
+}  // namespace
+}  // namespace podium::it
