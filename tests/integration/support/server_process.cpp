@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-extern char** environ;
+#include "tests/integration/support/spawn.h"
 
 namespace podium::it {
 
@@ -130,49 +129,7 @@ void ServerProcess::spawn() {
   for (const auto& s : options_.settings) args.insert(args.end(), {"--set", s});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
 
-  std::vector<std::string> envs;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv(*e);
-    if (kv.rfind("PODIUM_", 0) == 0) continue;
-    envs.push_back(std::move(kv));
-  }
-  for (const auto& [k, v] : options_.env) envs.push_back(k + "=" + v);
-
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (auto& e : envs) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0)
-    throw std::runtime_error("cannot create " + log_path_.string() + ": " + std::strerror(errno));
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(log_fd);
-    if (null_fd >= 0) ::close(null_fd);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    // Child: async-signal-safe calls only.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::setpgid(0, 0);
-    if (null_fd >= 0) ::dup2(null_fd, 0);
-    ::dup2(log_fd, 1);
-    ::dup2(log_fd, 2);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execve(argv[0], argv.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(log_fd);
-  if (null_fd >= 0) ::close(null_fd);
-  pid_ = pid;
+  pid_ = spawn_logged(args, options_.env, log_path_);
 }
 
 void ServerProcess::wait_ready() {
