@@ -353,6 +353,10 @@ void RankRunner::report() {
       if (!r.transient()) {
         log().error("attempt {} rank {}: the server refused {} {} ({})", assignment_.attempt_id,
                     assignment_.rank, item.kind, dump(item.body), r.describe());
+        // "running" refused as a state conflict: the server already ended this rank (declared
+        // lost, or cancelled before it heard of the start). A process it no longer tracks must
+        // not keep the host busy beside the next attempt.
+        if (!item.is_exit && item.kind == "status" && r.status == 409) cancel(grace());
         break;
       }
       if (failures++ == 0) {

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/engine/worker/fakes.h"
 #include "tests/engine/worker/temp_dir.h"
 
@@ -209,6 +211,25 @@ TEST_F(RunnerFixture, RefusedLinesAreDroppedSoTheExitIsStillReported) {
   finish(0);
   ASSERT_TRUE(runner->wait_finished(10s));
   EXPECT_EQ(api.snapshot().back().body["state"], "exited");
+}
+
+TEST_F(RunnerFixture, ARunningReportRefusedAsAConflictStopsTheProcess) {
+  // The server already ended this rank (declared lost, or cancelled before it heard of the
+  // start): a process it no longer tracks must not keep running beside the next attempt.
+  api.answer = [&](const RecordedCall& c) -> std::optional<ApiResult> {
+    if (c.path == "attempts/att_1/status" && c.body["state"] == "running")
+      return classify(409, R"({"title":"Conflict","detail":"rank 1 was already declared lost"})");
+    return std::nullopt;
+  };
+  auto runner = make(assignment());
+  runner->start();
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(launcher.state->mu);
+    return std::find(launcher.state->signals.begin(), launcher.state->signals.end(), SIGTERM) !=
+           launcher.state->signals.end();
+  }));
+  finish(143);
+  ASSERT_TRUE(runner->wait_finished(10s));
 }
 
 }  // namespace
