@@ -7,6 +7,9 @@ ALTER TABLE workers ADD COLUMN instance text NOT NULL DEFAULT '';
 -- Elastic runs: the slice count the run runs on now (null until placed) and why it changed.
 ALTER TABLE runs ADD COLUMN current_slices integer;
 ALTER TABLE runs ADD COLUMN grow_requested boolean NOT NULL DEFAULT false;
+-- Why a queued or recovering run is not placed yet ("waiting_for_capacity: needs 2 free slices,
+-- 1 free"), as the scheduler last saw it; null once placed.
+ALTER TABLE runs ADD COLUMN waiting_reason text;
 -- A finished run built from an imported log (POST /runs/import) ran on no cluster Podium knows:
 -- it carries its accelerator and slice count itself.
 ALTER TABLE runs ADD COLUMN imported boolean NOT NULL DEFAULT false;

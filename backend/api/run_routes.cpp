@@ -26,7 +26,7 @@ std::string run_select() {
          "r.priority, "
          "array_to_json(r.tags)::text AS tags, r.imported, COALESCE(r.accelerator, c.accelerator) "
          "AS accelerator, COALESCE(r.num_slices, c.num_slices) AS num_slices, "
-         "r.current_slices, " +
+         "r.current_slices, r.waiting_reason, " +
          rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") +
          " AS started_at, " + rfc3339("r.finished_at") + " AS finished_at, " +
          rfc3339("r.updated_at") +
@@ -46,6 +46,7 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
                       {"accelerator", nullable_string(r, i, "accelerator")},
                       {"num_slices", nullable_int(r, i, "num_slices")},
                       {"current_slices", nullable_int(r, i, "current_slices")},
+                      {"waiting_reason", nullable_string(r, i, "waiting_reason")},
                       {"imported", r.boolean(i, "imported")},
                       {"dataset_id", nullable_string(r, i, "dataset_id")},
                       {"dataset", nullable_string(r, i, "dataset")},

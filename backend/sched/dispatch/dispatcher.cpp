@@ -217,7 +217,7 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
     notify_agent(tx, h.worker_id);
   }
   tx.exec(
-      "UPDATE runs SET current_slices = $2::int, grow_requested = false, "
+      "UPDATE runs SET current_slices = $2::int, grow_requested = false, waiting_reason = NULL, "
       "resumed_from_step = COALESCE($3::bigint, resumed_from_step) WHERE id = $1",
       {run.id, std::to_string(p.slices.size()),
        resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
@@ -387,6 +387,12 @@ int Dispatcher::schedule_once() {
     auto plan = place(snapshots, queued);
     for (const auto& p : plan.placements)
       create_attempt(tx, candidates[p.run_id], p, clusters[p.cluster], settings_, log_);
+    // Say why the others wait (written only when it changed: this runs every second).
+    for (const auto& w : plan.waiting)
+      tx.exec(
+          "UPDATE runs SET waiting_reason = $2 WHERE id = $1 AND waiting_reason IS DISTINCT FROM "
+          "$2",
+          {w.run_id, std::string(to_string(w.reason)) + ": " + w.detail});
     return static_cast<int>(plan.placements.size());
   });
 }

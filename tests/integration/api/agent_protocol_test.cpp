@@ -1,5 +1,6 @@
 // The agent protocol driven by hand (no podium-worker): what a worker relies on when it retries,
 // restarts or misbehaves. The e2e tests run the real agent; these pin the server's side.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -261,6 +262,45 @@ TEST(AgentProtocolGang, SimultaneousRunningReportsMoveTheRunToRunning) {
       require_status(agent.post(path, {{"rank", r}, {"state", "exited"}, {"exit_code", 0}}), 200);
     EXPECT_EQ(require_status(p.admin().get("/api/v1/runs/" + run), 200).json["state"], "succeeded");
   }
+}
+
+}  // namespace
+}  // namespace podium::it
+
+namespace podium::it {
+namespace {
+
+// A run that cannot be placed says why, and stops saying it once placed.
+TEST(AgentProtocolWaiting, AQueuedRunSaysWhyItWaits) {
+  PODIUM_IT_REQUIRE_DATABASE();
+  Podium p;
+  const std::string cluster = unique_name("idle");
+  p.create_cluster(cluster, "cpu-2");
+  const std::string run = p.submit_run(p.admin(), cluster)["id"];
+  auto reason = [&] {
+    return require_status(p.admin().get("/api/v1/runs/" + run), 200).json["waiting_reason"];
+  };
+  json why;
+  for (int i = 0; i < 100 && why.is_null(); ++i) {
+    why = reason();
+    if (why.is_null()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(why.is_string()) << "no waiting_reason after 10 s";
+  EXPECT_THAT(why.get<std::string>(), ::testing::StartsWith("never_fits")) << why;
+  // Register the slice's two hosts: the run is placed and the reason cleared.
+  Api agent = p.as(p.worker_token(cluster));
+  for (int h = 0; h < 2; ++h)
+    require_status(
+        agent.post("/api/v1/agent/register", {{"cluster", cluster}, {"slice", 0}, {"host", h}}),
+        200);
+  json state;
+  for (int i = 0; i < 100; ++i) {
+    state = require_status(p.admin().get("/api/v1/runs/" + run), 200).json;
+    if (state["state"] == "starting") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(state["state"], "starting");
+  EXPECT_TRUE(state["waiting_reason"].is_null()) << state["waiting_reason"];
 }
 
 }  // namespace
