@@ -390,12 +390,14 @@ http::Response handle_checkpoint(ApiContext& ctx, http::RequestContext& rc) {
         {new_id("ckp"), attempt.run_id, attempt_id, std::to_string(attempt.number),
          std::to_string(*step), *uri, bytes ? db::Param(std::to_string(*bytes)) : db::Param()});
     if (r.empty()) return false;
-    // An elastic run waiting to grow does so now, from this checkpoint.
+    // An elastic run waiting to grow does so now, from this checkpoint, unless it is the final
+    // one (MaxText names it steps - 1, the reference workload steps): nothing left to grow for.
     auto grow = tx.exec(
         "SELECT r.current_slices FROM runs r JOIN attempts a ON a.run_id = r.id WHERE a.id = $1 "
         "AND r.grow_requested AND r.state = 'running' AND a.finished_at IS NULL AND "
-        "a.ending_cause IS NULL",
-        {attempt_id});
+        "a.ending_cause IS NULL AND (r.spec->>'steps' IS NULL OR $2::bigint + 1 < "
+        "(r.spec->>'steps')::bigint)",
+        {attempt_id, std::to_string(*step)});
     if (!grow.empty())
       sched::end_attempt(tx, attempt_id,
                          "grow: restarting on more slices from checkpoint " + std::to_string(*step),
