@@ -12,6 +12,11 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPODIUM_BENCH=ON >/dev/
 cmake --build "$build" --target podium_benchmarks -j "$jobs"
 
 mkdir -p "$root/bench/results"
+# A throwaway PostgreSQL for the benchmarks that need one (ingest_bench), stopped at exit.
+export PODIUM_TEST_PG_DIR="$build/bench-pg"
+PODIUM_BENCH_DATABASE_URL="$("$root/scripts/test-postgres.sh" start)"
+export PODIUM_BENCH_DATABASE_URL
+trap '"$root/scripts/test-postgres.sh" stop >/dev/null 2>&1 || true' EXIT
 found=0
 for binary in "$build"/bin/*_bench; do
   [ -x "$binary" ] || continue
