@@ -73,10 +73,19 @@ DataPlan plan_data(const DataPlanInput& in) {
   if (full_steps < static_cast<double>(in.steps)) {
     p.exhausted = true;
     p.exhausted_at_step = static_cast<std::int64_t>(full_steps);
+    // Say what a step reads: with a next-token target (+1 per sequence) that is more than the
+    // tokens it trains on, which is what "tokens per step" means elsewhere in the plan.
+    const std::string per_step =
+        p.tokens_consumed_per_step == p.tokens_per_step
+            ? format_count(p.tokens_per_step) + " tokens per step"
+            : format_count(p.tokens_consumed_per_step) + " tokens read per step (" +
+                  format_count(p.tokens_per_step) + " trained + " +
+                  format_count(p.tokens_consumed_per_step - p.tokens_per_step) +
+                  " next-token targets)";
     p.message = "dataset holds " + format_count(*p.tokens_available) + " tokens (" +
-                p.tokens_available_basis + "), " + format_count(p.tokens_consumed_per_step) +
-                " tokens per step: data runs out at step " + format_count(full_steps) + " of " +
-                format_count(static_cast<double>(in.steps)) + " (StopIteration)";
+                p.tokens_available_basis + "), " + per_step + ": data runs out at step " +
+                format_count(full_steps) + " of " + format_count(static_cast<double>(in.steps)) +
+                " (StopIteration)";
     p.hint = "needs " + format_count(p.tokens_needed) + " tokens";
     if (p.records_needed) {
       p.hint += " = " + format_count(*p.records_needed) + " records of " +

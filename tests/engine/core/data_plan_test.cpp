@@ -105,6 +105,10 @@ TEST(DataPlan, ReferenceWorkloadReadsOneExtraBytePerSequence) {
   EXPECT_EQ(p.tokens_per_step, 128);
   EXPECT_EQ(p.tokens_consumed_per_step, 130);
   EXPECT_EQ(p.exhausted_at_step, 7);
+  // The message names what a step reads, and how that differs from what it trains on.
+  EXPECT_NE(p.message.find("130 tokens read per step (128 trained + 2 next-token targets)"),
+            std::string::npos)
+      << p.message;
   // 1,024 bytes would be 8 steps at 128 per step, but only 7 at 130.
   in.dataset->bytes = 1024;
   EXPECT_EQ(plan_data(in).exhausted_at_step, 7);
