@@ -28,12 +28,6 @@ namespace {
 
 constexpr const char* kRegisteredLine = "podium-worker registered as ";
 
-int decode_status(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -165,7 +159,7 @@ WorkerProcess::WorkerProcess(WorkerOptions options) : options_(std::move(options
 }
 
 WorkerProcess::~WorkerProcess() {
-  if (pid_ > 0) {
+  if (child_.pid() > 0) {
     const int status = terminate();
     if (status != 0 && status != -1 && !::testing::Test::HasFailure())
       ADD_FAILURE() << options_.name << " exited with status " << status << " on SIGTERM\n"
@@ -187,15 +181,15 @@ void WorkerProcess::start() {
 }
 
 void WorkerProcess::spawn() {
-  if (pid_ > 0) throw std::runtime_error(options_.name + " is already running");
+  if (child_.pid() > 0) throw std::runtime_error(options_.name + " is already running");
   const fs::path bin = it::binary(options_.binary);
   if (!fs::exists(bin))
     throw std::runtime_error(bin.string() + " does not exist (set PODIUM_BIN_DIR to <build>/bin)");
   std::error_code ec;
   fs::create_directories(options_.workdir, ec);
   ++generation_;
-  log_path_ = own_dir_->path() / (options_.name + "-" + std::to_string(generation_) + ".log");
-  exit_status_ = -1;
+  const fs::path log_path =
+      own_dir_->path() / (options_.name + "-" + std::to_string(generation_) + ".log");
   worker_id_.clear();
 
   std::vector<std::string> args = {bin.string(),
@@ -215,25 +209,21 @@ void WorkerProcess::spawn() {
                                    options_.address};
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
 
-  pid_ = it::spawn_logged(args, options_.env, log_path_);
+  child_.start(args, options_.env, log_path);
 }
 
 void WorkerProcess::wait_registered() {
-  if (pid_ <= 0) throw std::runtime_error(options_.name + " was not spawned");
+  if (child_.pid() <= 0) throw std::runtime_error(options_.name + " was not spawned");
   const auto deadline = Clock::now() + options_.ready_timeout;
   for (;;) {
     if (auto id = find_registered_id(log()); !id.empty()) {
       worker_id_ = id;
       return;
     }
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      pid_ = -1;
-      exit_status_ = decode_status(status);
+    if (!child_.running()) {
       throw std::runtime_error(options_.name + " exited with status " +
-                               std::to_string(exit_status_) + " before it registered; log:\n" +
-                               log_tail(40));
+                               std::to_string(child_.exit_status()) +
+                               " before it registered; log:\n" + log_tail(40));
     }
     if (Clock::now() > deadline) {
       kill();
@@ -245,25 +235,10 @@ void WorkerProcess::wait_registered() {
   }
 }
 
-int WorkerProcess::reap(std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) {
-      exit_status_ = r == pid_ ? decode_status(status) : -1;
-      pid_ = -1;
-      return exit_status_;
-    }
-    if (Clock::now() > deadline) return -2;
-    std::this_thread::sleep_for(10ms);
-  }
-}
-
 int WorkerProcess::terminate() {
-  if (pid_ <= 0) return -1;
-  ::kill(pid_, SIGTERM);
-  const int status = reap(options_.stop_timeout);
+  if (child_.pid() <= 0) return -1;
+  child_.signal(SIGTERM);
+  const int status = child_.reap(options_.stop_timeout);
   if (status != -2) return status;
   ADD_FAILURE() << options_.name << " did not exit within " << options_.stop_timeout.count()
                 << " ms of SIGTERM; killing it\n"
@@ -272,29 +247,19 @@ int WorkerProcess::terminate() {
 }
 
 int WorkerProcess::kill() {
-  if (pid_ <= 0) return exit_status_;
-  ::kill(pid_, SIGKILL);
-  return reap(60s);
+  return child_.kill();
 }
 
 bool WorkerProcess::running() {
-  if (pid_ <= 0) return false;
-  int status = 0;
-  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-  if (r == pid_) {
-    pid_ = -1;
-    exit_status_ = decode_status(status);
-    return false;
-  }
-  return true;
+  return child_.running();
 }
 
 std::string WorkerProcess::log() const {
-  return read_all(log_path_);
+  return child_.log();
 }
 
 std::string WorkerProcess::log_tail(int lines) const {
-  return it::file_tail(log_path_, lines);
+  return child_.log_tail(lines);
 }
 
 fs::path WorkerProcess::rank_log_path(const std::string& attempt_id, int rank) const {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tests/integration/support/env.h"
+#include "tests/integration/support/spawn.h"
 
 namespace podium::e2e {
 
@@ -68,15 +69,15 @@ class WorkerProcess {
   // Where the agent should reach the server (takes effect at the next start()).
   void set_server_url(std::string url) { options_.server_url = std::move(url); }
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   const std::string& worker_id() const { return worker_id_; }
   const WorkerOptions& options() const { return options_; }
   const std::string& name() const { return options_.name; }
   int slice() const { return options_.slice; }
   int host() const { return options_.host; }
-  int exit_status() const { return exit_status_; }
+  int exit_status() const { return child_.exit_status(); }
 
-  const std::filesystem::path& log_path() const { return log_path_; }
+  const std::filesystem::path& log_path() const { return child_.log_path(); }
   std::string log() const;
   std::string log_tail(int lines = 30) const;
 
@@ -86,12 +87,9 @@ class WorkerProcess {
   std::vector<std::string> rank_lines(const std::string& attempt_id, int rank) const;
 
  private:
-  int reap(std::chrono::milliseconds timeout);
   WorkerOptions options_;
   std::unique_ptr<it::TempDir> own_dir_;
-  std::filesystem::path log_path_;
-  pid_t pid_ = -1;
-  int exit_status_ = -1;
+  it::LoggedChild child_;
   int generation_ = 0;
   std::string worker_id_;
 };

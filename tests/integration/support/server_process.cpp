@@ -28,12 +28,6 @@ namespace {
 
 constexpr const char* kListeningLine = "podium-server listening on http://";
 
-int decode_status(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
 // The port in "podium-server listening on http://HOST:PORT", 0 when the line is not there yet.
 int find_port(const std::string& log) {
   auto at = log.find(kListeningLine);
@@ -64,7 +58,7 @@ ServerProcess::ServerProcess(ServerOptions options) : options_(std::move(options
 }
 
 ServerProcess::~ServerProcess() {
-  if (pid_ > 0) {
+  if (child_.pid() > 0) {
     const int status = terminate();
     if (status != 0 && status != -1 && !::testing::Test::HasFailure())
       ADD_FAILURE() << options_.name << " exited with status " << status << " on SIGTERM\n"
@@ -110,14 +104,14 @@ void ServerProcess::start_together(const std::vector<ServerProcess*>& servers) {
 }
 
 void ServerProcess::spawn() {
-  if (pid_ > 0) throw std::runtime_error(options_.name + " is already running");
+  if (child_.pid() > 0) throw std::runtime_error(options_.name + " is already running");
   const fs::path bin = binary(options_.binary);
   if (!fs::exists(bin))
     throw std::runtime_error(bin.string() + " does not exist (set PODIUM_BIN_DIR to <build>/bin)");
   ++generation_;
-  log_path_ = own_dir_->path() / (options_.name + "-" + std::to_string(generation_) + ".log");
+  const fs::path log_path =
+      own_dir_->path() / (options_.name + "-" + std::to_string(generation_) + ".log");
   port_ = 0;
-  exit_status_ = -1;
 
   std::vector<std::string> args = {bin.string(), "--listen", "127.0.0.1:0"};
   if (!options_.database_url.empty()) {
@@ -129,25 +123,21 @@ void ServerProcess::spawn() {
   for (const auto& s : options_.settings) args.insert(args.end(), {"--set", s});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
 
-  pid_ = spawn_logged(args, options_.env, log_path_);
+  child_.start(args, options_.env, log_path);
 }
 
 void ServerProcess::wait_ready() {
-  if (pid_ <= 0) throw std::runtime_error(options_.name + " was not spawned");
+  if (child_.pid() <= 0) throw std::runtime_error(options_.name + " was not spawned");
   const auto deadline = Clock::now() + options_.ready_timeout;
   for (;;) {
-    if (int port = find_port(read_file(log_path_)); port > 0) {
+    if (int port = find_port(child_.log()); port > 0) {
       port_ = port;
       return;
     }
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      pid_ = -1;
-      exit_status_ = decode_status(status);
+    if (!child_.running()) {
       throw std::runtime_error(options_.name + " exited with status " +
-                               std::to_string(exit_status_) + " before it was ready; log:\n" +
-                               log_tail(40));
+                               std::to_string(child_.exit_status()) +
+                               " before it was ready; log:\n" + log_tail(40));
     }
     if (Clock::now() > deadline) {
       kill();
@@ -159,25 +149,10 @@ void ServerProcess::wait_ready() {
   }
 }
 
-int ServerProcess::reap(std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) {
-      exit_status_ = r == pid_ ? decode_status(status) : -1;
-      pid_ = -1;
-      return exit_status_;
-    }
-    if (Clock::now() > deadline) return -2;
-    std::this_thread::sleep_for(10ms);
-  }
-}
-
 int ServerProcess::terminate() {
-  if (pid_ <= 0) return -1;
-  ::kill(pid_, SIGTERM);
-  const int status = reap(options_.stop_timeout);
+  if (child_.pid() <= 0) return -1;
+  child_.signal(SIGTERM);
+  const int status = child_.reap(options_.stop_timeout);
   if (status != -2) return status;
   ADD_FAILURE() << options_.name << " did not exit within " << options_.stop_timeout.count()
                 << " ms of SIGTERM; killing it";
@@ -185,29 +160,19 @@ int ServerProcess::terminate() {
 }
 
 int ServerProcess::kill() {
-  if (pid_ <= 0) return exit_status_;
-  ::kill(pid_, SIGKILL);
-  return reap(60s);
+  return child_.kill();
 }
 
 bool ServerProcess::running() {
-  if (pid_ <= 0) return false;
-  int status = 0;
-  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-  if (r == pid_) {
-    pid_ = -1;
-    exit_status_ = decode_status(status);
-    return false;
-  }
-  return true;
+  return child_.running();
 }
 
 std::string ServerProcess::log() const {
-  return read_file(log_path_);
+  return child_.log();
 }
 
 std::string ServerProcess::log_tail(int lines) const {
-  return file_tail(log_path_, lines);
+  return child_.log_tail(lines);
 }
 
 int ServerProcess::count_log_lines(const std::string& text) const {

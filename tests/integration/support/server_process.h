@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tests/integration/support/env.h"
+#include "tests/integration/support/spawn.h"
 
 namespace podium::it {
 
@@ -75,12 +76,12 @@ class ServerProcess {
   int kill();
   bool running();
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   int port() const { return port_; }
   std::string url() const;  // http://127.0.0.1:PORT
   const std::string& admin_token() const { return options_.admin_token; }
   const ServerOptions& options() const { return options_; }
-  const std::filesystem::path& log_path() const { return log_path_; }
+  const std::filesystem::path& log_path() const { return child_.log_path(); }
   std::string log() const;  // the whole log so far
   std::string log_tail(int lines = 40) const;
   std::filesystem::path data_dir() const;
@@ -88,13 +89,10 @@ class ServerProcess {
   int count_log_lines(const std::string& text) const;
 
  private:
-  int reap(std::chrono::milliseconds timeout);
   ServerOptions options_;
   std::unique_ptr<TempDir> own_dir_;
-  std::filesystem::path log_path_;
-  pid_t pid_ = -1;
+  LoggedChild child_;
   int port_ = 0;
-  int exit_status_ = -1;
   int generation_ = 0;  // starts so far (log files: name-1.log, name-2.log, ...)
 };
 

@@ -3,11 +3,17 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
+
+#include "tests/integration/support/env.h"
 
 extern char** environ;
 
@@ -63,6 +69,74 @@ pid_t spawn_logged(const std::vector<std::string>& args,
   ::close(log_fd);
   if (null_fd >= 0) ::close(null_fd);
   return pid;
+}
+
+int decode_wait_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+LoggedChild::~LoggedChild() {
+  if (pid_ > 0) kill();
+}
+
+void LoggedChild::start(const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& env,
+                        const std::filesystem::path& log_path) {
+  if (pid_ > 0) throw std::runtime_error(args.at(0) + " is already running");
+  log_path_ = log_path;
+  exit_status_ = -1;
+  pid_ = spawn_logged(args, env, log_path);
+}
+
+bool LoggedChild::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    pid_ = -1;
+    exit_status_ = decode_wait_status(status);
+    return false;
+  }
+  return true;
+}
+
+int LoggedChild::reap(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+      exit_status_ = r == pid_ ? decode_wait_status(status) : -1;
+      pid_ = -1;
+      return exit_status_;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return -2;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void LoggedChild::signal(int sig) const {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
+
+int LoggedChild::kill() {
+  if (pid_ <= 0) return exit_status_;
+  ::kill(pid_, SIGKILL);
+  return reap(std::chrono::seconds(60));
+}
+
+std::string LoggedChild::log() const {
+  std::ifstream in(log_path_, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string LoggedChild::log_tail(int lines) const {
+  return file_tail(log_path_, lines);
 }
 
 }  // namespace podium::it

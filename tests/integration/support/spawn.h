@@ -1,11 +1,12 @@
 #pragma once
-// Starting a Podium binary for a test: its own process group, stdin /dev/null, stdout and stderr
+// A Podium binary run by a test: its own process group, stdin /dev/null, stdout and stderr
 // appended to a log file, killed with SIGKILL when the test binary dies (PR_SET_PDEATHSIG), and an
 // environment without the developer's PODIUM_* variables (only those the test sets), so that a
-// shell cannot change what a test runs.
+// shell cannot change what a test runs. ServerProcess and the e2e WorkerProcess are built on it.
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -18,5 +19,37 @@ namespace podium::it {
 pid_t spawn_logged(const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env,
                    const std::filesystem::path& log_path);
+
+// wait() status -> exit code, or 128 + signal; -1 otherwise.
+int decode_wait_status(int status);
+
+class LoggedChild {
+ public:
+  LoggedChild() = default;
+  ~LoggedChild();  // a child still running gets SIGKILL and is reaped
+  LoggedChild(const LoggedChild&) = delete;
+  LoggedChild& operator=(const LoggedChild&) = delete;
+
+  void start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+             const std::filesystem::path& log_path);
+  // Without blocking: false once it exited (its status is then exit_status()).
+  bool running();
+  // Waits up to `timeout`: the exit status, -1 when there was no child, -2 when still running.
+  int reap(std::chrono::milliseconds timeout);
+  void signal(int sig) const;
+  // SIGKILL and reap: 128 + 9, or the status when it had already exited.
+  int kill();
+
+  pid_t pid() const { return pid_; }
+  int exit_status() const { return exit_status_; }
+  const std::filesystem::path& log_path() const { return log_path_; }
+  std::string log() const;  // the whole log so far
+  std::string log_tail(int lines) const;
+
+ private:
+  std::filesystem::path log_path_;
+  pid_t pid_ = -1;
+  int exit_status_ = -1;
+};
 
 }  // namespace podium::it
