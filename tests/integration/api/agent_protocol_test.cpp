@@ -305,3 +305,50 @@ TEST(AgentProtocolWaiting, AQueuedRunSaysWhyItWaits) {
 
 }  // namespace
 }  // namespace podium::it
+
+namespace podium::it {
+namespace {
+
+// An agent that heartbeats but no longer lists a rank the server has running lost that rank:
+// the run recovers at once instead of waiting for a deadline that never comes.
+TEST(AgentProtocolHeartbeat, ARankTheAgentNoLongerListsIsLost) {
+  PODIUM_IT_REQUIRE_DATABASE();
+  Podium p(Podium::Options{{"scheduler.heartbeat_interval_seconds=1"}, "server"});
+  const std::string cluster = unique_name("hb");
+  p.create_cluster(cluster, "cpu-1");
+  Api agent = p.as(p.worker_token(cluster));
+  const std::string worker =
+      require_status(
+          agent.post("/api/v1/agent/register", {{"cluster", cluster}, {"slice", 0}, {"host", 0}}),
+          200)
+          .json["worker_id"];
+  const std::string run = p.submit_run(p.admin(), cluster)["id"];
+  auto a =
+      require_status(agent.get("/api/v1/agent/assignment?worker_id=" + worker + "&wait=10"), 200);
+  const std::string attempt = a.json["attempt_id"];
+  require_status(agent.post("/api/v1/agent/attempts/" + attempt + "/status",
+                            {{"rank", 0}, {"state", "running"}, {"pid", 7}}),
+                 200);
+  const json listed = json::array({{{"attempt_id", attempt}, {"rank", 0}, {"pid", 7}}});
+  auto state = [&] { return require_status(p.admin().get("/api/v1/runs/" + run), 200).json; };
+  // Listed (and a heartbeat without a list says nothing about ranks): still running.
+  std::this_thread::sleep_for(2500ms);
+  require_status(
+      agent.post("/api/v1/agent/heartbeat", {{"worker_id", worker}, {"running", listed}}), 200);
+  require_status(agent.post("/api/v1/agent/heartbeat", {{"worker_id", worker}}), 200);
+  EXPECT_EQ(state()["state"], "running");
+  // No longer listed: lost at once, recovered without spending the budget.
+  require_status(
+      agent.post("/api/v1/agent/heartbeat", {{"worker_id", worker}, {"running", json::array()}}),
+      200);
+  const json r = state();
+  EXPECT_TRUE(r["state"] == "recovering" || r["state"] == "starting") << r["state"];
+  EXPECT_EQ(r["recoveries"], 1);
+  EXPECT_EQ(r["restarts"], 0);
+  auto attempts = require_status(p.admin().get("/api/v1/runs/" + run + "/attempts"), 200).json;
+  EXPECT_EQ(attempts["items"][0]["failure_class"], "host_lost");
+  EXPECT_EQ(attempts["items"][0]["hosts"][0]["state"], "lost");
+}
+
+}  // namespace
+}  // namespace podium::it
