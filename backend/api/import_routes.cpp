@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "backend/api/api_context.h"
+#include "backend/api/run_view.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
@@ -213,7 +214,7 @@ void insert_metrics(db::Transaction& tx, const std::string& run_id, const std::s
   flush();
 }
 
-http::Response import_run(ApiContext& ctx, http::RequestContext& rc, const http::Handler& get_run) {
+http::Response import_run(ApiContext& ctx, http::RequestContext& rc) {
   ImportRequest req = read_request(ctx, rc.request);
   Digested d = digest_log(req.log);
   req.log.clear();
@@ -296,9 +297,9 @@ http::Response import_run(ApiContext& ctx, http::RequestContext& rc, const http:
   });
 
   // The answer is the run exactly as GET /runs/{id} shows it.
-  http::RequestContext get{rc.request, {{"id", id}}, rc.principal, "/api/v1/runs/{id}"};
-  http::Response res = get_run(get);
-  res.status = 201;
+  auto row =
+      ctx.db.transact([&](db::Transaction& tx) { return load_run(tx, id); }, db::TxMode::read_only);
+  http::Response res = json_response(201, run_json(row, 0, true));
   res.set_header("Location", "/api/v1/runs/" + id);
   return res;
 }
@@ -306,13 +307,8 @@ http::Response import_run(ApiContext& ctx, http::RequestContext& rc, const http:
 }  // namespace
 
 void register_import_routes(http::Router& router, ApiContext& ctx) {
-  // Registered after register_run_routes: reuse its GET /runs/{id} for the answer.
-  http::Handler get_run;
-  for (const auto& r : router.routes())
-    if (r.method == "GET" && r.pattern == "/api/v1/runs/{id}") get_run = r.handler;
-  if (!get_run) throw std::logic_error("register_import_routes needs GET /api/v1/runs/{id} first");
   router.add("POST", "/api/v1/runs/import", http::Access::writer,
-             [&ctx, get_run](http::RequestContext& rc) { return import_run(ctx, rc, get_run); });
+             [&ctx](http::RequestContext& rc) { return import_run(ctx, rc); });
 }
 
 }  // namespace podium::api
