@@ -166,20 +166,8 @@ http::Response handle_heartbeat(ApiContext& ctx, http::RequestContext& rc) {
     // rank the server has running on this worker for two heartbeats that the agent does not list
     // is gone without a word (the agent lost it): it is lost now, not at the deadline, which
     // would never come while the agent keeps heartbeating.
-    auto gone = tx.exec(
-        "UPDATE attempt_hosts ah SET state = 'lost', ended_at = now() WHERE ah.worker_id = $1 "
-        "AND ah.state = 'running' AND ah.started_at < now() - make_interval(secs => $3::int) "
-        "AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements($2::jsonb) k WHERE "
-        "k->>'attempt_id' = ah.attempt_id AND (k->>'rank')::int = ah.rank) "
-        "RETURNING ah.attempt_id, ah.rank",
-        {*worker_id, dump(running), std::to_string(2 * ctx.engine.heartbeat_interval.count())});
-    for (size_t i = 0; i < gone.size(); ++i) {
-      sched::end_attempt(
-          tx, gone.at(i, "attempt_id"),
-          "host lost: rank " + gone.at(i, "rank") + " is no longer supervised by its agent", false,
-          ctx.engine);
-      sched::finish_attempt_if_done(tx, gone.at(i, "attempt_id"), ctx.engine);
-    }
+    sched::mark_worker_ranks_lost(tx, *worker_id, "no longer supervised by its agent", ctx.engine,
+                                  dump(running), 2 * ctx.engine.heartbeat_interval);
   });
   return json_response(200, {{"heartbeat_seconds", ctx.engine.heartbeat_interval.count()}});
 }

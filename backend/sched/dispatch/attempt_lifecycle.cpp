@@ -221,20 +221,22 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
 
 void mark_worker_ranks_lost(db::Transaction& tx, const std::string& worker_id,
                             const std::string& reason, const EngineSettings& settings,
-                            const std::optional<std::string>& keep_attempts_json) {
+                            const std::optional<std::string>& keep_attempts_json,
+                            std::optional<std::chrono::seconds> only_running_for) {
   // keep_attempts_json: [{"attempt_id","rank"}] the agent still supervises (not lost).
   auto lost = tx.exec(
       "UPDATE attempt_hosts ah SET state = 'lost', ended_at = now() "
-      "WHERE ah.worker_id = $1 AND ah.ended_at IS NULL AND NOT EXISTS ("
+      "WHERE ah.worker_id = $1 AND ah.ended_at IS NULL AND ($3::int IS NULL OR (ah.state = "
+      "'running' AND ah.started_at < now() - make_interval(secs => $3::int))) AND NOT EXISTS ("
       "  SELECT 1 FROM jsonb_array_elements(COALESCE($2::jsonb, '[]'::jsonb)) k "
       "  WHERE k->>'attempt_id' = ah.attempt_id AND (k->>'rank')::int = ah.rank) "
       "RETURNING ah.attempt_id, ah.rank",
-      {worker_id, keep_attempts_json});
+      {worker_id, keep_attempts_json,
+       only_running_for ? db::Param(std::to_string(only_running_for->count())) : db::Param()});
+  // end_attempt finishes the attempt too when this was its last rank.
   for (size_t i = 0; i < lost.size(); ++i)
     end_attempt(tx, lost.at(i, "attempt_id"),
                 "host lost: rank " + lost.at(i, "rank") + " (" + reason + ")", false, settings);
-  for (size_t i = 0; i < lost.size(); ++i)
-    finish_attempt_if_done(tx, lost.at(i, "attempt_id"), settings);
 }
 
 CancelOutcome cancel_run(db::Transaction& tx, const std::string& run_id, const std::string& by,

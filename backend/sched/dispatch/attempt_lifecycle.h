@@ -10,6 +10,7 @@
 //   3. When no rank is left, finish_attempt_if_done() classifies the failure from exit codes,
 //      signals and log signatures, applies the restart policy, and moves the run on.
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -37,10 +38,13 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
                             const EngineSettings& settings);
 
 // A worker's ranks that have not ended are lost (heartbeat deadline passed, or its agent
-// restarted without them). Ends their attempts.
+// restarted without them), except those in keep_attempts_json ([{"attempt_id","rank"}] the
+// agent still supervises). With only_running_for, only ranks reported running for longer than
+// that (a heartbeat that no longer lists them). Ends their attempts.
 void mark_worker_ranks_lost(db::Transaction& tx, const std::string& worker_id,
                             const std::string& reason, const EngineSettings& settings,
-                            const std::optional<std::string>& keep_attempts_json = std::nullopt);
+                            const std::optional<std::string>& keep_attempts_json = std::nullopt,
+                            std::optional<std::chrono::seconds> only_running_for = std::nullopt);
 
 // A user's cancel: a run with nothing running is cancelled at once; otherwise every rank is
 // stopped and the run is `cancelling` until they all ended.

@@ -236,14 +236,7 @@ void WorkerProcess::wait_registered() {
 }
 
 int WorkerProcess::terminate() {
-  if (child_.pid() <= 0) return -1;
-  child_.signal(SIGTERM);
-  const int status = child_.reap(options_.stop_timeout);
-  if (status != -2) return status;
-  ADD_FAILURE() << options_.name << " did not exit within " << options_.stop_timeout.count()
-                << " ms of SIGTERM; killing it\n"
-                << log_tail(20);
-  return kill();
+  return child_.terminate(options_.stop_timeout, options_.name);
 }
 
 int WorkerProcess::kill() {

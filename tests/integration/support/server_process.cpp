@@ -150,13 +150,7 @@ void ServerProcess::wait_ready() {
 }
 
 int ServerProcess::terminate() {
-  if (child_.pid() <= 0) return -1;
-  child_.signal(SIGTERM);
-  const int status = child_.reap(options_.stop_timeout);
-  if (status != -2) return status;
-  ADD_FAILURE() << options_.name << " did not exit within " << options_.stop_timeout.count()
-                << " ms of SIGTERM; killing it";
-  return kill();
+  return child_.terminate(options_.stop_timeout, options_.name);
 }
 
 int ServerProcess::kill() {

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "tests/integration/support/env.h"
 
 extern char** environ;
@@ -126,6 +128,17 @@ int LoggedChild::kill() {
   if (pid_ <= 0) return exit_status_;
   ::kill(pid_, SIGKILL);
   return reap(std::chrono::seconds(60));
+}
+
+int LoggedChild::terminate(std::chrono::milliseconds timeout, const std::string& name) {
+  if (pid_ <= 0) return -1;
+  signal(SIGTERM);
+  const int status = reap(timeout);
+  if (status != -2) return status;
+  ADD_FAILURE() << name << " did not exit within " << timeout.count()
+                << " ms of SIGTERM; killing it\n"
+                << log_tail(20);
+  return kill();
 }
 
 std::string LoggedChild::log() const {

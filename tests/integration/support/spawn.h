@@ -39,6 +39,9 @@ class LoggedChild {
   void signal(int sig) const;
   // SIGKILL and reap: 128 + 9, or the status when it had already exited.
   int kill();
+  // SIGTERM and reap: the exit status, -1 when not running. A child still running after
+  // `timeout` is a test failure (named `name`, with its log's tail) and gets SIGKILL.
+  int terminate(std::chrono::milliseconds timeout, const std::string& name);
 
   pid_t pid() const { return pid_; }
   int exit_status() const { return exit_status_; }
