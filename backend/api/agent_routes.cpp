@@ -322,10 +322,12 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
       if (failed) {
         const std::string what = signal ? "signal " + std::to_string(*signal)
                                         : "exit code " + std::to_string(*exit_code);
+        // Ends the attempt: the other ranks get a cancel; finished here if none is left.
         sched::end_attempt(tx, attempt_id, "rank " + std::to_string(*rank) + " ended with " + what,
                            false, ctx.engine);
+      } else {
+        sched::finish_attempt_if_done(tx, attempt_id, ctx.engine);
       }
-      sched::finish_attempt_if_done(tx, attempt_id, ctx.engine);
     }
     auto now =
         tx.exec("SELECT state, ending_cause IS NOT NULL AS ending FROM attempts WHERE id = $1",
