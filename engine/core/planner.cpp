@@ -5,6 +5,7 @@
 
 #include "engine/core/config_keys.h"
 #include "engine/core/naming_warnings.h"
+#include "engine/core/plan_alternatives.h"
 
 namespace podium::core {
 
@@ -403,17 +404,20 @@ json to_json(const Plan& plan) {
   }
 
   json alternatives = json::array();
-  for (const MeshAlternative& a : plan.alternatives) {
-    json j = to_json(a);
-    j["kind"] = "mesh";
-    alternatives.push_back(std::move(j));
-  }
+  for (const MeshAlternative& a : plan.alternatives)
+    alternatives.push_back(mesh_alternative_json(a));
   if (plan.memory) {
     for (const HbmSuggestion& s : plan.memory->suggestions) {
       if (!s.fits) continue;
-      alternatives.push_back(
-          {{"kind", "memory"}, {"description", s.change}, {"per_device_gib", s.per_device_gib}});
+      json j = {
+          {"kind", "memory"}, {"description", s.change}, {"per_device_gib", s.per_device_gib}};
+      if (auto patch = memory_change_patch(s.change)) j["set"] = std::move(*patch);
+      alternatives.push_back(std::move(j));
     }
+  }
+  // Running out of data: the largest step count the dataset feeds (at least one step).
+  if (plan.data && plan.data->exhausted_at_step && *plan.data->exhausted_at_step > 0) {
+    alternatives.push_back(data_alternative_json(*plan.data->exhausted_at_step));
   }
 
   return {{"ok", plan.ok},
