@@ -58,6 +58,9 @@ std::optional<Response> StaticFiles::serve(const Request& req) const {
   else
     res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Content-Security-Policy", kDashboardContentSecurityPolicy);
+  res.set_header("Referrer-Policy", "same-origin");
+  res.set_header("X-Frame-Options", "DENY");
   return res;
 }
 

@@ -74,5 +74,20 @@ TEST_F(StaticFilesTest, DisabledWithoutRoot) {
   EXPECT_FALSE(files.serve(get("/")).has_value());
 }
 
+TEST_F(StaticFilesTest, EveryDashboardResponseCarriesAStrictContentSecurityPolicy) {
+  StaticFiles files((base_ / "web").string());
+  for (const char* path : {"/", "/runs/run_1", "/assets/app-1a2b.js"}) {
+    auto r = files.serve(get(path));
+    ASSERT_TRUE(r.has_value()) << path;
+    const std::string csp(r->header("Content-Security-Policy").value_or(""));
+    EXPECT_NE(csp.find("default-src 'self'"), std::string::npos) << path;
+    EXPECT_NE(csp.find("script-src 'self'"), std::string::npos) << path;
+    EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos) << path;
+    EXPECT_EQ(csp.find("http"), std::string::npos) << "no external origin: " << path;
+    EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << path;
+    EXPECT_EQ(r->header("X-Content-Type-Options").value_or(""), "nosniff");
+  }
+}
+
 }  // namespace
 }  // namespace podium::http
