@@ -63,7 +63,8 @@ fi
 cat <<MSG
 
 Podium is running (embedded PostgreSQL in $PODIUM_DATA_DIR).
-  dashboard and API:  $url
+  dashboard:          $url/login   (sign in with the admin token below)
+  API:                $url/api/v1
   admin token:        $PODIUM_ADMIN_TOKEN
   server log:         $PODIUM_DATA_DIR/server.log
 

@@ -1,0 +1,112 @@
+// The one typed client of the Podium REST API. Same origin: the session cookie authenticates.
+import type {
+  ApiToken, Attempt, Checkpoint, Cluster, CompareResult, Dataset, LogLine, Me, Metrics, Model,
+  Page, Plan, Problem, ProvisioningOption, Run, RunEvent, Summary, Worker,
+} from './types';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly problem: Problem;
+  constructor(problem: Problem) {
+    super(problem.detail || problem.title || `HTTP ${problem.status}`);
+    this.status = problem.status;
+    this.problem = problem;
+  }
+}
+
+export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+export interface RunFilters {
+  state?: string; cluster?: string; model?: string; owner?: string; tag?: string; q?: string;
+  limit?: number; cursor?: string | null;
+}
+
+export function query(params: Record<string, string | number | null | undefined>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === '') continue;
+    parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+const seg = encodeURIComponent;
+
+export class Api {
+  constructor(private readonly fetchFn: Fetch = (i, init) => fetch(i, init), private readonly base = '/api/v1') {}
+
+  /** Every call: JSON in, JSON out; a non-2xx answer becomes an ApiError with the problem. */
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const init: RequestInit = { method, credentials: 'same-origin', headers: { Accept: 'application/json' }, signal };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      (init.headers as Record<string, string>)['Content-Type'] = 'application/json';
+    }
+    let res: Response;
+    try {
+      res = await this.fetchFn(this.base + path, init);
+    } catch (e) {
+      if ((e as Error).name === 'AbortError') throw e;
+      throw new ApiError({ status: 0, title: 'Network error', detail: 'the server could not be reached' });
+    }
+    if (res.status === 204) return undefined as T;
+    const text = await res.text();
+    let data: unknown = undefined;
+    if (text) {
+      try { data = JSON.parse(text); } catch { data = undefined; }
+    }
+    if (!res.ok) {
+      const p = (data && typeof data === 'object' ? data : {}) as Problem;
+      throw new ApiError({ ...p, status: res.status, title: p.title || res.statusText });
+    }
+    return data as T;
+  }
+
+  login(credentials: { token: string } | { username: string; password: string }) {
+    return this.request<Me>('POST', '/auth/login', credentials);
+  }
+  logout() { return this.request<void>('POST', '/auth/logout', {}); }
+  me() { return this.request<Me>('GET', '/auth/me'); }
+
+  runs(f: RunFilters = {}) {
+    return this.request<Page<Run>>('GET', `/runs${query({ ...f, cursor: f.cursor ?? undefined })}`);
+  }
+  run(id: string) { return this.request<Run>('GET', `/runs/${seg(id)}`); }
+  submitRun(spec: Record<string, unknown>) { return this.request<Run>('POST', '/runs', spec); }
+  plan(spec: Record<string, unknown>, signal?: AbortSignal) { return this.request<Plan>('POST', '/plan', spec, signal); }
+  cancelRun(id: string) { return this.request<Run>('POST', `/runs/${seg(id)}/cancel`, {}); }
+  summary(id: string) { return this.request<Summary>('GET', `/runs/${seg(id)}/summary`); }
+  metrics(id: string, p: { fields?: string; from_step?: number; to_step?: number; max_points?: number } = {}) {
+    return this.request<Metrics>('GET', `/runs/${seg(id)}/metrics${query(p)}`);
+  }
+  attempts(id: string) { return this.request<Page<Attempt>>('GET', `/runs/${seg(id)}/attempts`); }
+  events(id: string) { return this.request<Page<RunEvent>>('GET', `/runs/${seg(id)}/events`); }
+  checkpoints(id: string) { return this.request<Page<Checkpoint>>('GET', `/runs/${seg(id)}/checkpoints`); }
+  logs(id: string, p: { attempt?: number; rank?: number; after?: string; limit?: number } = {}) {
+    return this.request<Page<LogLine>>('GET', `/runs/${seg(id)}/logs${query(p)}`);
+  }
+  logStreamUrl(id: string, p: { attempt?: number; rank?: number } = {}) {
+    return `${this.base}/runs/${seg(id)}/logs/stream${query(p)}`;
+  }
+  importLog(body: { name: string; accelerator: string; num_slices: number; model: string; config?: Record<string, unknown>; log: string }) {
+    return this.request<Run>('POST', '/runs/import', body);
+  }
+  compare(runs: string[], baseline?: string) {
+    return this.request<CompareResult>('GET', `/compare${query({ runs: runs.join(','), baseline })}`);
+  }
+
+  clusters() { return this.request<Page<Cluster>>('GET', '/clusters?limit=500'); }
+  cluster(name: string) { return this.request<Cluster>('GET', `/clusters/${seg(name)}`); }
+  workers(name: string) { return this.request<Page<Worker>>('GET', `/clusters/${seg(name)}/workers`); }
+  provisioning(name: string) {
+    return this.request<{ options: ProvisioningOption[] }>('GET', `/clusters/${seg(name)}/provisioning`);
+  }
+  datasets() { return this.request<Page<Dataset>>('GET', '/datasets?limit=500'); }
+  models() { return this.request<Page<Model>>('GET', '/models'); }
+
+  tokens() { return this.request<Page<ApiToken>>('GET', '/tokens'); }
+  createToken(name: string) { return this.request<ApiToken>('POST', '/tokens', { name }); }
+  revokeToken(id: string) { return this.request<void>('DELETE', `/tokens/${seg(id)}`); }
+}
+
+export const api = new Api();

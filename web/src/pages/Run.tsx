@@ -1,0 +1,176 @@
+// /runs/{id}: state and attempts timeline, live charts, live log, checkpoints, summary, cancel.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api } from '../api';
+import { Chart } from '../components/Chart';
+import { LogView } from '../components/LogView';
+import { Empty, ErrorBox, Loading, StateBadge, usePoll } from '../components/ui';
+import { count, gib, money, num, pct, progress, seconds } from '../format';
+import { FINISHED_STATES, type Metrics, type Summary } from '../types';
+
+const CHARTS: { key: string; title: string; color: string; band?: boolean }[] = [
+  { key: 'loss', title: 'Loss', color: '#2f5fd0' },
+  { key: 'step_seconds', title: 'Step time (s)', color: '#d1495b', band: true },
+  { key: 'tokens_per_second_per_device', title: 'Tokens/s/device', color: '#3f9d6b' },
+  { key: 'tflops_per_device', title: 'TFLOP/s/device', color: '#b7791f' },
+  { key: 'mfu', title: 'MFU', color: '#7a5cc4' },
+];
+
+export function RunPage({ id }: { id: string }) {
+  const [state, setState] = useState<string | null>(null);
+  const runQ = usePoll(() => api.run(id), [id, state], 3000, true);
+  const run = runQ.data;
+  const live = !!run && !FINISHED_STATES.includes(run.state);
+  const summaryQ = usePoll(() => api.summary(id), [id], 5000, live);
+  const attemptsQ = usePoll(() => api.attempts(id), [id], 4000, live);
+  const eventsQ = usePoll(() => api.events(id), [id], 4000, live);
+  const checkpointsQ = usePoll(() => api.checkpoints(id), [id], 5000, live);
+  const [cancelError, setCancelError] = useState<unknown>(null);
+
+  if (runQ.error && !run) return <main><ErrorBox error={runQ.error} /></main>;
+  if (!run) return <main><Loading /></main>;
+  const ranks = Array.from({ length: attemptsQ.data?.items[0]?.world_size ?? 0 }, (_, i) => i);
+  const cancel = async () => {
+    if (!confirm(`Cancel run ${run.name}?`)) return;
+    try { await api.cancelRun(run.id); setCancelError(null); runQ.reload(); } catch (e) { setCancelError(e); }
+  };
+
+  return (
+    <main class="run-page">
+      <header class="page-head">
+        <div>
+          <h1>{run.name}</h1>
+          <p class="muted">{run.id} · {run.model} · {run.workload} · {run.cluster ?? `${run.accelerator} (imported)`}{run.num_slices ? ` × ${run.current_slices ?? run.num_slices}/${run.num_slices} slices` : ''} · owner {run.owner ?? '–'}</p>
+        </div>
+        <div class="actions">
+          <StateBadge state={run.state} failure={run.failure_class} />
+          <a class="button" href={`/compare?runs=${run.id}`}>Compare…</a>
+          {live && run.state !== 'cancelling' && <button type="button" class="danger" onClick={cancel}>Cancel run</button>}
+        </div>
+      </header>
+      <ErrorBox error={cancelError} />
+      {run.waiting_reason && !['running', ...FINISHED_STATES].includes(run.state) && <p class="notice">Waiting: {run.waiting_reason}</p>}
+      <section class="cards">
+        <div class="card"><span class="label">Progress</span><strong>{progress(run.last_step, run.spec?.steps)}</strong></div>
+        <div class="card"><span class="label">Restarts / recoveries</span><strong>{run.restarts} / {run.recoveries}</strong>{run.resumed_from_step !== null && <span class="muted small">resumed from {run.resumed_from_step}</span>}</div>
+        <SummaryCards summary={summaryQ.data} />
+      </section>
+      <RunCharts id={id} live={live} summary={summaryQ.data} peak={run.plan?.topology?.peak_tflops_per_device ?? 0} />
+      <section>
+        <h2>Timeline</h2>
+        {attemptsQ.data && attemptsQ.data.items.length === 0 && <Empty>No attempt yet{run.waiting_reason ? `: ${run.waiting_reason}` : ''}.</Empty>}
+        <ol class="timeline">
+          {(eventsQ.data?.items ?? []).map((e, i) => (
+            <li key={`e${i}`} class="event"><time dateTime={e.at}>{new Date(e.at).toLocaleTimeString()}</time> {e.from_state ?? '·'} → <strong>{e.to_state}</strong> <span class="muted">{e.cause}</span></li>
+          ))}
+        </ol>
+        {(attemptsQ.data?.items ?? []).map((a) => (
+          <details key={a.id} class="attempt" open={a.state !== 'ended' && a.state !== 'succeeded' && a.state !== 'failed'}>
+            <summary>Attempt {a.number} · {a.reason} · {a.state}{a.failure_class ? ` · ${a.failure_class}` : ''} · {a.world_size} ranks on slices {a.slices.join(', ')}
+              {a.resumed_from_step !== null ? ` · resumed from step ${a.resumed_from_step}` : ''}{a.first_step !== null ? ` · steps ${a.first_step}–${a.last_step ?? '?'}` : ''}
+              {a.ending_cause ? ` · ${a.ending_cause}` : ''}</summary>
+            <table class="data compact">
+              <thead><tr><th>Rank</th><th>Slice</th><th>Host</th><th>Worker</th><th>State</th><th>Exit</th><th>Started</th><th>Ended</th></tr></thead>
+              <tbody>{a.hosts.map((h) => (
+                <tr key={h.rank}><td>{h.rank}</td><td>{h.slice}</td><td>{h.host}</td><td>{h.hostname ?? h.worker_id ?? '–'}</td><td>{h.state}</td>
+                  <td>{h.exit_code ?? (h.signal ? `signal ${h.signal}` : '–')}</td><td>{h.started_at ? new Date(h.started_at).toLocaleTimeString() : '–'}</td><td>{h.ended_at ? new Date(h.ended_at).toLocaleTimeString() : '–'}</td></tr>
+              ))}</tbody>
+            </table>
+          </details>
+        ))}
+      </section>
+      <section>
+        <h2>Log</h2>
+        <LogView runId={id} ranks={ranks} onState={setState} />
+      </section>
+      <section>
+        <h2>Checkpoints</h2>
+        {(checkpointsQ.data?.items ?? []).length === 0 ? <Empty>No checkpoint yet.</Empty> : (
+          <table class="data compact">
+            <thead><tr><th class="num">Step</th><th>URI</th><th class="num">Bytes</th><th>Saved</th></tr></thead>
+            <tbody>{checkpointsQ.data!.items.map((c) => <tr key={c.id ?? c.step}><td class="num">{c.step}</td><td><code>{c.uri}</code></td><td class="num">{count(c.bytes)}</td><td>{new Date(c.created_at).toLocaleString()}</td></tr>)}</tbody>
+          </table>
+        )}
+      </section>
+    </main>
+  );
+}
+
+function SummaryCards({ summary }: { summary: Summary | null }) {
+  if (!summary) return null;
+  const badput = Object.entries(summary.badput ?? {}).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+  return (
+    <>
+      <div class="card"><span class="label">Steady step time</span><strong>{seconds(summary.step_seconds)}</strong></div>
+      <div class="card"><span class="label">TFLOP/s/device</span><strong>{num(summary.tflops_per_device)}</strong></div>
+      <div class="card"><span class="label">Tokens/s/device</span><strong>{num(summary.tokens_per_second_per_device)}</strong></div>
+      <div class="card"><span class="label">MFU</span><strong>{pct(summary.mfu)}</strong></div>
+      <div class="card"><span class="label">HBM used</span><strong>{gib(summary.hbm_gib_used)}</strong></div>
+      <div class="card"><span class="label">Cost / 1B tokens</span><strong>{money(summary.cost_per_billion_tokens)}</strong></div>
+      <div class="card wide"><span class="label">Goodput</span><strong>{pct(summary.goodput)}</strong>
+        {badput.length > 0 && <span class="muted small">badput: {badput.map(([k, v]) => `${k.replace(/_/g, ' ')} ${seconds(v)}`).join(' · ')}</span>}
+      </div>
+    </>
+  );
+}
+
+/** Charts fed by the downsampled series; while live, new steps are fetched and appended. */
+function RunCharts({ id, live, summary, peak }: { id: string; live: boolean; summary: Summary | null; peak: number }) {
+  const [metrics, setMetrics] = useState<Metrics | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let current: Metrics | null = null;
+    const fields = 'loss,step_seconds,tokens_per_second_per_device,tflops_per_device';
+    const load = async () => {
+      try {
+        if (!current || current.steps.length === 0) {
+          current = await api.metrics(id, { fields, max_points: 1000 });
+        } else {
+          // Extend live: only the steps after the last one shown.
+          const last = current.steps[current.steps.length - 1];
+          const more = await api.metrics(id, { fields, from_step: last + 1, max_points: 1000 });
+          if (more.steps.length) {
+            const merged: Metrics = { steps: current.steps.concat(more.steps), series: {} };
+            for (const k of Object.keys(current.series)) merged.series[k] = current.series[k].concat(more.series[k] ?? more.steps.map(() => null));
+            current = merged.steps.length > 4000 ? await api.metrics(id, { fields, max_points: 1000 }) : merged;
+          }
+        }
+        if (!stopped) { setMetrics(current); setError(null); }
+      } catch (e) {
+        if (!stopped) setError(e);
+      }
+      if (!stopped && live) timer = setTimeout(load, 2000);
+    };
+    load();
+    return () => { stopped = true; if (timer) clearTimeout(timer); };
+  }, [id, live]);
+
+  const markers = useMemo(() => (summary?.steady_state?.excluded ?? [])
+    .filter((e) => e.reason === 'compile' || e.reason === 'warm_up')
+    .map((e) => ({ x: e.step, label: e.reason === 'compile' ? 'compile' : 'warm-up' })), [summary]);
+  // MFU per step: the logged TFLOP/s/device over the accelerator's per-device peak.
+  const series = useMemo(() => CHARTS.map((c) => ({
+    ...c,
+    values: c.key === 'mfu'
+      ? (peak > 0 ? (metrics?.series.tflops_per_device ?? []).map((v) => (v === null ? null : v / peak)) : [])
+      : metrics?.series[c.key] ?? [],
+  })), [metrics, peak]);
+
+  return (
+    <section class="charts" data-test="run-chart" data-points={metrics?.steps.length ?? 0}>
+      <h2>Metrics</h2>
+      <ErrorBox error={error} />
+      {metrics && metrics.steps.length === 0 && <Empty>No step metrics yet.</Empty>}
+      {metrics && metrics.steps.length > 0 && (
+        <div class="chart-grid">
+          {series.filter((s) => s.values.some((v) => v !== null)).map((s) => (
+            <Chart key={s.key} title={s.title} x={metrics.steps} xLabel="step"
+              series={[{ label: s.title, values: s.values, color: s.color }]}
+              band={s.band ? summary?.steady_state?.band ?? null : null} markers={markers} />
+          ))}
+        </div>
+      )}
+    </section>
+  );
+}
