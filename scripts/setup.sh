@@ -45,7 +45,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ -f "$root/web/package.json" ]; then
   if [ ! -d "$root/web/node_modules" ] || [ "$root/web/package-lock.json" -nt "$root/web/node_modules" ]; then
     echo "setup: installing dashboard npm packages"
-    (cd "$root/web" && npm ci --no-audit --no-fund --loglevel=error)
+    # npm ci installs exactly the lock file. Some npm 11 builds write lock files without the
+    # other platforms' optional packages (rollup's and esbuild's binaries) and then refuse them
+    # in ci; npm install with the same lock file installs the same versions without rewriting it.
+    if ! (cd "$root/web" && npm ci --no-audit --no-fund --loglevel=error 2>/dev/null); then
+      echo "setup: npm ci refused web/package-lock.json; installing the locked versions with npm install"
+      (cd "$root/web" && npm install --no-audit --no-fund --no-save --loglevel=error)
+    fi
     touch "$root/web/node_modules"
   fi
 fi

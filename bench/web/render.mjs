@@ -2,12 +2,15 @@
 // 10,000-run history, and the run page its charts for a run of 100,000 steps, each measured in
 // Chromium from the end of the API response the page waits for to the first frame that shows
 // the data. Writes bench/results/web_render.json. Usage: bench/web/run.sh
-import { chromium } from 'playwright-core';
+import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startPodium } from '../../web/tests/browser/podium.mjs';
 import { maxtextLog } from '../../web/tests/browser/maxtext_logs.mjs';
+
+// playwright-core is the dashboard's dev dependency: resolve it from web/node_modules.
+const { chromium } = createRequire(new URL('../../web/package.json', import.meta.url))('playwright-core');
 
 const RUNS = Number(process.env.BENCH_RUNS || 10000);
 const STEPS = Number(process.env.BENCH_STEPS || 100000);
