@@ -16,6 +16,7 @@
 #include "backend/ingest/log_ingest.h"
 #include "engine/core/accelerator.h"
 #include "engine/core/failure_classifier.h"
+#include "engine/core/hbm_peak.h"
 #include "engine/core/maxtext_log.h"
 
 namespace podium::api {
@@ -114,6 +115,7 @@ ImportRequest read_request(const ApiContext& ctx, const http::Request& req) {
 // What the log says, plus the lines as they are stored.
 struct Digested {
   core::LogDigest digest;
+  core::HbmPeakTracker hbm;
   std::vector<std::string> lines;
 };
 
@@ -124,7 +126,7 @@ Digested digest_log(const std::string& text) {
     const std::size_t nl = rest.find('\n');
     std::string_view line = rest.substr(0, nl);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    d.digest.feed(line);
+    d.hbm.feed(line, d.digest.feed(line));
     d.lines.push_back(ingest::storable_line(line));
     if (nl == std::string_view::npos) break;
     rest.remove_prefix(nl + 1);
@@ -132,7 +134,7 @@ Digested digest_log(const std::string& text) {
   return d;
 }
 
-json log_facts(const core::LogDigest& d) {
+json log_facts(const core::LogDigest& d, const core::HbmPeakTracker& hbm) {
   json facts = json::object();
   if (auto p = d.num_params_billion()) facts["num_params_billion"] = *p;
   const core::TflopsInfo& t = d.tflops_per_step();
@@ -141,11 +143,10 @@ json log_facts(const core::LogDigest& d) {
     facts["learnable_weight_flops_percent"] = *t.learnable_weight_percent;
   if (t.attention_percent) facts["attention_flops_percent"] = *t.attention_percent;
   if (d.memory_estimate()) facts["memory_estimate"] = core::to_json(*d.memory_estimate());
-  if (const auto& peak = d.memstats_peak())
-    facts["hbm"] = {{"used_gib", peak->used_gib},
-                    {"limit_gib", finite(peak->limit_gib)},
-                    {"device", peak->device},
-                    {"label", peak->label}};
+  // The peak by trust (OOM requirement, compiler total, Memstats after steps); the parameter
+  // footprint is kept apart, never as the peak.
+  if (const auto& peak = hbm.peak()) facts["hbm"] = core::to_json(*peak);
+  if (const auto& params = hbm.params()) facts["hbm_params"] = core::to_json(*params);
   return facts;
 }
 
@@ -264,7 +265,7 @@ http::Response import_run(ApiContext& ctx, http::RequestContext& rc) {
         {id, req.name, owner, req.model, dump(spec), state,
          failure_class.is_null() ? db::Param() : db::Param(failure_class.get<std::string>()),
          step_param(last_step), req.accelerator.type, std::to_string(req.num_slices),
-         dump(log_facts(digest))});
+         dump(log_facts(digest, d.hbm))});
     tx.exec(
         "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, $2, $3)",
         {id, state,

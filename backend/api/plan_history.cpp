@@ -80,21 +80,34 @@ std::optional<core::HistoryFacts> load_plan_history(db::Transaction& tx, const s
   // HBM only transfers between runs that shard and rematerialize the same way.
   const auto layout = memory_layout(spec);
   auto h = tx.exec(
-      "SELECT (r.log_facts->'hbm'->>'used_gib')::float8 AS used, "
-      "(r.spec->>'per_device_batch_size')::float8 * (r.spec->>'max_target_length')::float8 AS "
-      "tokens, r.spec::text AS spec FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id "
+      "SELECT r.id, (r.log_facts->'hbm'->>'used_gib')::float8 AS used, "
+      "COALESCE(r.log_facts->'hbm'->>'source', 'memstats') AS source, "
+      "(r.spec->>'per_device_batch_size')::float8 AS batch, "
+      "(r.spec->>'max_target_length')::float8 AS seq, r.spec::text AS spec "
+      "FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id "
       "WHERE r.model = $1 AND COALESCE(r.accelerator, c.accelerator) = $2 AND r.log_facts ? "
       "'hbm' ORDER BY r.seq DESC LIMIT $3::int",
       {model, accelerator_type, std::to_string(kMaxRuns)});
   for (size_t i = 0; i < h.size(); ++i) {
     auto earlier = nlohmann::json::parse(h.at(i, "spec"), nullptr, false);
     if (!earlier.is_object() || memory_layout(earlier) != layout) continue;
+    // A parameter footprint (Memstats after params initialized) is no peak: not an observation.
+    const std::string source = h.at(i, "source");
+    if (source == "params_only") continue;
     auto used = h.opt_double(i, "used");
-    auto tokens = h.opt_double(i, "tokens");
-    if (used && tokens && *used > 0 && *tokens > 0) {
-      facts.hbm = core::HbmObservation{*used, *tokens};
+    auto batch = h.opt_double(i, "batch");
+    auto seq = h.opt_double(i, "seq");
+    if (used && batch && seq && *used > 0 && *batch > 0 && *seq > 0) {
+      core::HbmObservation o;
+      o.gib_per_device = *used;
+      o.tokens_per_device = *batch * *seq;
+      o.per_device_batch_size = *batch;
+      o.max_target_length = *seq;
+      o.source = source;
+      o.oom = source == "oom_required";
+      o.run = h.at(i, "id");
+      facts.hbm.push_back(std::move(o));
       any = true;
-      break;
     }
   }
   if (!any) return std::nullopt;

@@ -255,6 +255,8 @@ json summarize(const RunFacts& f) {
       hbm = {{"used_gib", *used},
              {"limit_gib", number_or_null(positive_number(h, "limit_gib"))},
              {"device", h.value("device", "")},
+             {"source", h.value("source", "memstats")},
+             {"label", h.value("label", "")},
              {"capacity_gib_per_device", accel && accel->hbm_gib_per_device > 0
                                              ? json(accel->hbm_gib_per_device)
                                              : json(nullptr)}};

@@ -1,5 +1,7 @@
 #include "backend/ingest/log_ingest.h"
 
+#include "engine/core/hbm_peak.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -79,10 +81,11 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   json steps = json::array();
   json facts = json::object();
   std::map<std::string, std::pair<int, std::string>> signatures;  // signature -> count, excerpt
-  std::optional<double> hbm_used, hbm_limit;
-  std::string hbm_device;
+  // HBM figures by trust (hbm_peak.h): every rank's, since each host reports its own devices.
+  core::HbmPeakTracker hbm;
   for (const auto& [seq, text] : fresh) {
     auto parsed = core::parse_maxtext_line(text);
+    hbm.feed(text, parsed);
     if (auto s = parsed.signature()) {
       auto& entry = signatures[std::string(core::to_string(s->signature))];
       if (entry.first++ == 0) entry.second = s->excerpt;
@@ -114,12 +117,6 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
       if (t->attention_percent) facts["attention_flops_percent"] = *t->attention_percent;
     } else if (auto e = parsed.memory_estimate()) {
       facts["memory_estimate"] = core::to_json(*e);
-    } else if (auto ms = parsed.memstats(); ms && ms->used_gib) {
-      if (!hbm_used || *ms->used_gib > *hbm_used) {
-        hbm_used = ms->used_gib;
-        hbm_limit = ms->limit_gib;
-        hbm_device = ms->device;
-      }
     }
   }
 
@@ -143,14 +140,22 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
         "updated_at = now() WHERE id = $1",
         {b.run_id, std::to_string(result.last_step)});
   }
-  if (hbm_used) {
-    // Keep the highest HBM figure any line reported.
+  if (const auto& peak = hbm.peak()) {
+    // Keep the most trusted figure any batch reported, the largest among equally trusted ones.
     tx.exec(
         "UPDATE runs SET log_facts = jsonb_set(log_facts, '{hbm}', $2::jsonb) WHERE id = $1 AND "
-        "COALESCE((log_facts->'hbm'->>'used_gib')::float8, -1) < $3::float8",
-        {b.run_id,
-         dump({{"used_gib", *hbm_used}, {"limit_gib", finite(hbm_limit)}, {"device", hbm_device}}),
-         std::to_string(*hbm_used)});
+        "(CASE COALESCE(log_facts->'hbm'->>'source', 'memstats') WHEN 'oom_required' THEN 4 "
+        "WHEN 'compiler_total' THEN 3 WHEN 'memstats_after_step' THEN 2 WHEN 'memstats' THEN 1 "
+        "ELSE 0 END, COALESCE((log_facts->'hbm'->>'used_gib')::float8, -1)) < ($3::int, "
+        "$4::float8)",
+        {b.run_id, dump(core::to_json(*peak)), std::to_string(core::hbm_source_trust(peak->source)),
+         std::to_string(peak->gib)});
+  }
+  if (const auto& params = hbm.params()) {
+    tx.exec(
+        "UPDATE runs SET log_facts = jsonb_set(log_facts, '{hbm_params}', $2::jsonb) WHERE id = "
+        "$1 AND COALESCE((log_facts->'hbm_params'->>'used_gib')::float8, -1) < $3::float8",
+        {b.run_id, dump(core::to_json(*params)), std::to_string(params->gib)});
   }
   if (!facts.empty())
     tx.exec("UPDATE runs SET log_facts = log_facts || $2::jsonb WHERE id = $1",

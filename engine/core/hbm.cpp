@@ -1,5 +1,7 @@
 #include "engine/core/hbm.h"
 
+#include "engine/core/hbm_calibration.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -246,8 +248,20 @@ std::string format_number(double v) {
   return buf;
 }
 
-double total_with_calibration(const HbmInput& in, const TrainingShape& shape, double factor) {
-  return compute(in, shape).b.sum() * factor;
+// The estimate's parts that do not depend on tokens (margin excluded).
+double fixed_part(const HbmBreakdown& b) {
+  return b.params + b.gradients + b.optimizer_state + b.gradient_accumulation + b.weight_gather;
+}
+
+// The parts that grow with tokens per device.
+double token_part(const HbmBreakdown& b) {
+  return b.activations + b.logits + b.moe_routing;
+}
+
+// A variant's total under the same calibration as the estimate (fitted scales of each part).
+double total_calibrated(const HbmInput& in, const TrainingShape& shape, const HbmEstimate& e) {
+  const HbmBreakdown b = compute(in, shape).b;
+  return (1 + kHbmCompilerMargin) * (e.fixed_scale * fixed_part(b) + e.token_scale * token_part(b));
 }
 
 }  // namespace
@@ -305,31 +319,64 @@ HbmEstimate estimate_hbm(const HbmInput& in) {
   e.sharding = parts.s;
   e.breakdown = parts.b;
 
-  if (in.history && in.history->gib_per_device > 0 && in.history->tokens_per_device > 0 &&
-      in.shape.max_target_length > 0) {
-    // Calibrate: our model at the observed tokens per device vs what was observed; the same
-    // correction applies to every component.
+  // Calibration: the estimate's structure fitted to the observed runs (hbm_calibration.h), an
+  // uncertainty band, and the verdict against capacity.
+  const double margin = 1 + kHbmCompilerMargin;
+  std::vector<HbmPoint> points;
+  for (const HbmObservation& o : in.history) {
+    if (o.gib_per_device <= 0 || o.tokens_per_device <= 0 || in.shape.max_target_length <= 0)
+      continue;
     TrainingShape observed = in.shape;
-    observed.per_device_batch_size = in.history->tokens_per_device / in.shape.max_target_length;
-    const double at_observed = compute(in, observed).b.sum();
-    if (at_observed > 0) {
-      e.calibration_factor = in.history->gib_per_device / at_observed;
-      e.basis = "history";
-      HbmBreakdown& b = e.breakdown;
-      for (double* v :
-           {&b.params, &b.gradients, &b.optimizer_state, &b.gradient_accumulation, &b.activations,
-            &b.logits, &b.moe_routing, &b.weight_gather, &b.compiler_margin}) {
-        *v *= e.calibration_factor;
+    if (o.per_device_batch_size > 0 && o.max_target_length > 0) {
+      observed.per_device_batch_size = o.per_device_batch_size;
+      observed.max_target_length = o.max_target_length;
+    } else {
+      observed.per_device_batch_size = o.tokens_per_device / in.shape.max_target_length;
+    }
+    const HbmBreakdown ob = compute(in, observed).b;
+    points.push_back({o.gib_per_device, fixed_part(ob), token_part(ob), o.tokens_per_device, o.oom,
+                      o.source, o.run});
+  }
+  const double raw = e.breakdown.sum();
+  const double fixed = fixed_part(e.breakdown);
+  const double tokens = token_part(e.breakdown);
+  const HbmVerdict verdict =
+      predict_hbm(fixed, tokens, in.shape.per_device_batch_size * in.shape.max_target_length,
+                  margin, points, in.model->num_experts > 1, in.capacity_gib);
+  if (!points.empty()) {
+    const HbmFit fit = fit_hbm(points, margin);
+    e.basis = "history";
+    e.observations = fit.points;
+    e.fixed_scale = fit.fixed_scale;
+    e.token_scale = fit.token_scale;
+    HbmBreakdown& b = e.breakdown;
+    for (double* v : {&b.params, &b.gradients, &b.optimizer_state, &b.gradient_accumulation,
+                      &b.weight_gather}) {
+      *v *= fit.fixed_scale;
+    }
+    for (double* v : {&b.activations, &b.logits, &b.moe_routing}) *v *= fit.token_scale;
+    b.compiler_margin = kHbmCompilerMargin * (b.sum() - b.compiler_margin);
+    if (verdict.quoted) {
+      for (const HbmObservation& o : in.history) {
+        if (o.run == verdict.quoted->run && o.source == verdict.quoted->source &&
+            o.gib_per_device == verdict.quoted->observed_gib) {
+          e.quoted = o;
+          break;
+        }
       }
     }
   }
-  e.per_device_gib = e.breakdown.sum();
-  e.fits = in.capacity_gib <= 0 || e.per_device_gib <= in.capacity_gib;
-  if (e.fits) return e;
+  e.per_device_gib = std::max(e.breakdown.sum(), verdict.gib);
+  e.low_gib = verdict.low_gib;
+  e.high_gib = verdict.high_gib;
+  e.verdict = verdict.verdict;
+  e.calibration_factor = raw > 0 ? e.per_device_gib / raw : 1;
+  e.fits = e.verdict == "fits";
+  if (e.verdict != "does_not_fit") return e;
 
   // What would fit: the usual levers, each tried alone on top of the current settings.
   auto try_change = [&](const std::string& change, const HbmInput& variant) {
-    const double gib = total_with_calibration(variant, variant.shape, e.calibration_factor);
+    const double gib = total_calibrated(variant, variant.shape, e);
     e.suggestions.push_back({change, gib, gib <= in.capacity_gib});
   };
   if (in.remat_policy != "full") {
@@ -345,7 +392,7 @@ HbmEstimate estimate_hbm(const HbmInput& in) {
     for (double b = in.shape.per_device_batch_size / 2; b > 0 && b >= min_batch; b /= 2) {
       HbmInput v = in;
       v.shape.per_device_batch_size = b;
-      const double gib = total_with_calibration(v, v.shape, e.calibration_factor);
+      const double gib = total_calibrated(v, v.shape, e);
       best =
           HbmSuggestion{"per_device_batch_size=" + format_number(b), gib, gib <= in.capacity_gib};
       if (best->fits) break;
@@ -385,6 +432,12 @@ HbmEstimate estimate_hbm(const HbmInput& in) {
   }
   e.hint = "needs " + format_gib(e.per_device_gib) + " GiB per device of " +
            format_gib(in.capacity_gib) + " GiB. ";
+  if (e.quoted && e.quoted->oom) {
+    e.hint = "needs at least " + format_gib(e.low_gib) + " GiB per device of " +
+             format_gib(in.capacity_gib) + " GiB: run " + e.quoted->run + " ran out of memory at " +
+             format_number(e.quoted->tokens_per_device) + " tokens per device, needing " +
+             format_gib(e.quoted->gib_per_device) + " GiB (" + e.quoted->source + "). ";
+  }
   if (!fitting.empty()) {
     e.hint += "Would fit: " + fitting + ".";
   } else {
@@ -405,8 +458,20 @@ nlohmann::json to_json(const HbmEstimate& e) {
   const HbmBreakdown& b = e.breakdown;
   return {{"per_device_gib", e.per_device_gib},
           {"capacity_gib", e.capacity_gib},
+          {"low_gib", e.low_gib},
+          {"high_gib", e.high_gib},
           {"fits", e.fits},
+          {"verdict", e.verdict},
           {"basis", e.basis},
+          {"source", e.quoted ? json{{"kind", e.quoted->source},
+                                     {"gib_per_device", e.quoted->gib_per_device},
+                                     {"tokens_per_device", e.quoted->tokens_per_device},
+                                     {"oom", e.quoted->oom},
+                                     {"run", e.quoted->run}}
+                              : json(nullptr)},
+          {"observations", e.observations},
+          {"fixed_scale", e.fixed_scale},
+          {"token_scale", e.token_scale},
           {"calibration_factor", e.calibration_factor},
           {"breakdown",
            {{"params", b.params},

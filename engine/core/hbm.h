@@ -40,10 +40,18 @@ std::optional<int> optimizer_moments(std::string_view opt_type);
 // unknown.
 std::optional<double> dtype_bytes(std::string_view dtype);
 
-// A prior run of the same model on the same accelerator family.
+// A prior run of the same model, accelerator and sharding: its peak HBM per device, or what it
+// needed when it ran out of memory.
 struct HbmObservation {
-  double gib_per_device = 0;     // observed HBM in use per device (Memstats / profile)
+  double gib_per_device = 0;     // the run's peak (or requirement, for an OOM) per device
   double tokens_per_device = 0;  // per_device_batch_size x max_target_length of that run
+  // Where the figure comes from: oom_required, compiler_total, memstats_after_step, memstats.
+  std::string source = "memstats";
+  bool oom = false;  // the run failed out of memory and gib_per_device is what it needed
+  std::string run;   // run id, quoted in messages
+  // The run's shape when known (0: derived from tokens_per_device at the planned sequence).
+  double per_device_batch_size = 0;
+  double max_target_length = 0;
 };
 
 struct HbmInput {
@@ -61,7 +69,8 @@ struct HbmInput {
   // remat_policy=custom: MaxText per-tensor keys (query_proj, mlpwo, ...) -> remat|device|offload.
   std::map<std::string, std::string> custom_remat;
   double capacity_gib = 0;  // usable HBM per device
-  std::optional<HbmObservation> history;
+  // Prior runs of the same model and sharding (newest first); empty: the pure estimate.
+  std::vector<HbmObservation> history;
 };
 
 // GiB per device.
@@ -99,10 +108,18 @@ struct HbmSuggestion {
 
 struct HbmEstimate {
   double per_device_gib = 0;
+  double low_gib = 0;  // the honest band around per_device_gib (hbm_calibration.h)
+  double high_gib = 0;
   double capacity_gib = 0;
-  bool fits = true;
+  bool fits = true;                // verdict == "fits"
+  std::string verdict = "fits";    // fits, does_not_fit, uncertain
   std::string basis = "estimate";  // "estimate" or "history"
-  double calibration_factor = 1;   // observed / estimated at the observed tokens (history)
+  double calibration_factor = 1;   // calibrated / pure estimate at this shape
+  double fixed_scale = 1;          // history: fitted scale of the fixed part
+  double token_scale = 1;          // history: fitted scale of the token-dependent part
+  int observations = 0;            // history: runs the calibration rests on
+  // The observation the figure or verdict rests on (history), for messages and the plan.
+  std::optional<HbmObservation> quoted;
   HbmBreakdown breakdown;
   HbmSharding sharding;
   std::vector<HbmSuggestion> suggestions;  // only when it does not fit

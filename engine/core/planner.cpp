@@ -263,7 +263,7 @@ Plan make_plan(const PlanInput& in) {
         hin.custom_remat["decoder_layer_input"] = "device";
     }
     hin.capacity_gib = acc.usable_hbm_gib_per_device;
-    if (in.history && in.history->hbm) hin.history = in.history->hbm;
+    if (in.history) hin.history = in.history->hbm;
     for (const char* key : {"weight_dtype", "dtype", "grad_dtype"}) {
       const std::string v = config_string(spec.config, key, "");
       if (!v.empty() && !dtype_bytes(v)) {
@@ -274,12 +274,31 @@ Plan make_plan(const PlanInput& in) {
       }
     }
     HbmEstimate memory = estimate_hbm(hin);
-    if (!memory.fits) {
+    // What the figure rests on, in words: the estimate, or the runs it was calibrated on.
+    std::string basis = memory.basis;
+    if (memory.quoted) {
+      basis +=
+          ": " + memory.quoted->source + " " + format_fixed(memory.quoted->gib_per_device, 1) +
+          " GiB of run " + memory.quoted->run + (memory.quoted->oom ? " (out of memory)" : "") +
+          (memory.observations > 1 ? ", " + std::to_string(memory.observations) + " runs fitted"
+                                   : std::string());
+    }
+    if (memory.verdict == "does_not_fit") {
+      const bool from_oom = memory.quoted && memory.quoted->oom;
       error("hbm_exceeded",
-            "estimated " + format_fixed(memory.per_device_gib, 1) + " GiB per device exceeds the " +
-                format_fixed(memory.capacity_gib, 2) + " GiB usable on " + acc.family + " (" +
-                memory.basis + ")",
+            (from_oom ? "needs at least " : "estimated ") +
+                format_fixed(from_oom ? memory.low_gib : memory.per_device_gib, 1) +
+                " GiB per device, more than the " + format_fixed(memory.capacity_gib, 2) +
+                " GiB usable on " + acc.family + " (" + basis + ")",
             memory.hint, "config");
+    } else if (memory.verdict == "uncertain") {
+      warning("hbm_uncertain",
+              "HBM per device is between " + format_fixed(memory.low_gib, 1) + " and " +
+                  format_fixed(memory.high_gib, 1) + " GiB (" + basis + "); " +
+                  format_fixed(memory.capacity_gib, 2) + " GiB are usable on " + acc.family,
+              "a compile check settles it (MaxText's train_compile with compile_topology=" +
+                  acc.type + "), or a short run whose peak Podium then records",
+              "config");
     }
     plan.memory = std::move(memory);
   }

@@ -33,7 +33,8 @@ double default_efficiency(AcceleratorKind kind, bool moe);
 struct HistoryFacts {
   std::optional<double> mfu;  // calibrated efficiency (steady-state MFU)
   int mfu_runs = 0;           // how many runs the figure rests on
-  std::optional<HbmObservation> hbm;
+  // Observed runs of the same model and sharding, newest first (hbm_calibration.h).
+  std::vector<HbmObservation> hbm;
 };
 
 struct PlanInput {

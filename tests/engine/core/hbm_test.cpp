@@ -183,40 +183,117 @@ TEST(Hbm, PipelineStagesSplitLayers) {
 // MaxText docs ("Understand logs and metrics"): deepseek2-16b, per_device_batch_size 24,
 // max_target_length 2048, 4 devices of v5p with fsdp 4, adamw, remat full: XLA's analysis says
 // "Total memory size: 100.4 GB" (argument 44.5, temp 55.9, aliased 44.5) and the run trains
-// within 95.74 GiB. The estimate must be close and must not reject a run that worked.
-TEST(Hbm, DeepSeekDocumentedRunFitsAndIsClose) {
+// within 95.74 GiB. The estimate must be close and must not reject a run that worked; 3% below
+// capacity, a pure estimate of an MoE model cannot promise a fit either: it is uncertain (a
+// compile check would settle it).
+TEST(Hbm, DeepSeekDocumentedRunIsNotRejectedAndIsClose) {
   HbmInput in;
   in.model = &model("deepseek2-16b");
   in.shape = {24, 2048, 1};
   in.axes = {{"fsdp", 4}};
   in.capacity_gib = 95.74;
   const HbmEstimate e = estimate_hbm(in);
-  EXPECT_TRUE(e.fits) << e.per_device_gib;
+  EXPECT_EQ(e.verdict, "uncertain") << e.per_device_gib;
+  EXPECT_LT(e.low_gib, in.capacity_gib);
   EXPECT_NEAR(e.per_device_gib, 100.4, 100.4 * 0.10);
   // Arguments (params + optimizer state): 44.5 in the log.
   EXPECT_NEAR(e.breakdown.params + e.breakdown.optimizer_state, 44.5, 44.5 * 0.03);
   EXPECT_EQ(e.basis, "estimate");
 }
 
-TEST(Hbm, HistoryCalibratesByTheObservedRatio) {
+HbmObservation observed(double gib, double tokens) {
+  HbmObservation o;
+  o.gib_per_device = gib;
+  o.tokens_per_device = tokens;
+  o.source = "memstats_after_step";
+  o.run = "run_a";
+  return o;
+}
+
+TEST(Hbm, HistoryAtTheSameShapeIsTheObservation) {
   HbmInput in = llama7b_on({{"fsdp", 16}, {"tensor", 4}});
   const double estimate = estimate_hbm(in).per_device_gib;
 
-  in.history = HbmObservation{estimate * 1.2, 4096};  // same tokens per device, 20% more
+  in.history = {observed(estimate * 1.2, 4096)};  // same tokens per device, 20% more
   HbmEstimate same = estimate_hbm(in);
   EXPECT_EQ(same.basis, "history");
+  EXPECT_EQ(same.observations, 1);
   EXPECT_NEAR(same.calibration_factor, 1.2, 1e-9);
   EXPECT_NEAR(same.per_device_gib, estimate * 1.2, 1e-9);
   EXPECT_NEAR(same.per_device_gib, same.breakdown.sum(), 1e-9);
+  // At the observed shape only run-to-run noise remains.
+  EXPECT_NEAR(same.high_gib - same.per_device_gib, 0.03 * same.per_device_gib, 1e-9);
+  ASSERT_TRUE(same.quoted.has_value());
+  EXPECT_EQ(same.quoted->run, "run_a");
+}
 
-  // An observation at half the tokens: the factor is taken there, then applied here.
+TEST(Hbm, OneObservationScalesTheTokenPartNotTheFixedPart) {
   HbmInput at_half = llama7b_on({{"fsdp", 16}, {"tensor", 4}});
   at_half.shape.per_device_batch_size = 0.5;
-  const double model_at_half = estimate_hbm(at_half).per_device_gib;
-  in.history = HbmObservation{model_at_half * 0.9, 2048};
+  const HbmEstimate half = estimate_hbm(at_half);
+  HbmInput in = llama7b_on({{"fsdp", 16}, {"tensor", 4}});
+  const HbmEstimate pure = estimate_hbm(in);
+  const double fixed = pure.breakdown.params + pure.breakdown.gradients +
+                       pure.breakdown.optimizer_state + pure.breakdown.gradient_accumulation +
+                       pure.breakdown.weight_gather;
+  const double margin =
+      pure.breakdown.compiler_margin / (pure.breakdown.sum() - pure.breakdown.compiler_margin);
+  // Observed: 10 GiB more than the estimate at half the tokens, all of it in the token part.
+  in.history = {observed(half.per_device_gib + 10, 2048)};
   const HbmEstimate scaled = estimate_hbm(in);
-  EXPECT_NEAR(scaled.calibration_factor, 0.9, 1e-9);
-  EXPECT_NEAR(scaled.per_device_gib, estimate * 0.9, 1e-9);
+  EXPECT_NEAR(scaled.fixed_scale, 1.0, 1e-12);
+  EXPECT_GT(scaled.token_scale, 1.0);
+  // Fixed part unchanged; the token part at twice the tokens grows by twice the excess.
+  EXPECT_NEAR(scaled.breakdown.params, pure.breakdown.params, 1e-9);
+  EXPECT_NEAR(scaled.per_device_gib - (1 + margin) * fixed,
+              (pure.per_device_gib - (1 + margin) * fixed) * scaled.token_scale, 1e-6);
+  EXPECT_GT(scaled.per_device_gib, pure.per_device_gib + 10);
+  // Extrapolating widens the band.
+  EXPECT_GT(scaled.high_gib - scaled.low_gib, 0.06 * scaled.per_device_gib);
+}
+
+TEST(Hbm, TwoObservationsFitBothParts) {
+  HbmInput in = llama7b_on({{"fsdp", 16}, {"tensor", 4}});
+  HbmInput probe = in;
+  auto parts_at = [&](double batch) {
+    probe.shape.per_device_batch_size = batch;
+    const HbmBreakdown b = estimate_hbm(probe).breakdown;
+    return std::pair{
+        b.params + b.gradients + b.optimizer_state + b.gradient_accumulation + b.weight_gather,
+        b.activations + b.logits + b.moe_routing};
+  };
+  const double m =
+      1 + (estimate_hbm(in).breakdown.compiler_margin /
+           (estimate_hbm(in).breakdown.sum() - estimate_hbm(in).breakdown.compiler_margin));
+  // Truth: fixed part 1.5x the estimate's, token part 2x; observed at batch 1 and 2.
+  auto truth = [&](double batch) {
+    auto [f, a] = parts_at(batch);
+    return m * (1.5 * f + 2.0 * a);
+  };
+  in.history = {observed(truth(1), 4096), observed(truth(2), 8192)};
+  in.shape.per_device_batch_size = 4;
+  const HbmEstimate e = estimate_hbm(in);
+  EXPECT_EQ(e.observations, 2);
+  EXPECT_NEAR(e.fixed_scale, 1.5, 1e-6);
+  EXPECT_NEAR(e.token_scale, 2.0, 1e-6);
+  EXPECT_NEAR(e.per_device_gib, truth(4), 1e-6 * truth(4));
+}
+
+TEST(Hbm, VerdictIsUncertainWhenTheBandStraddlesCapacity) {
+  HbmInput in = llama7b_on({{"fsdp", 16}, {"tensor", 4}});
+  const HbmEstimate pure = estimate_hbm(in);
+  // Capacity just above the point estimate, inside the pure estimate's band.
+  in.capacity_gib = pure.per_device_gib * 1.2;
+  const HbmEstimate e = estimate_hbm(in);
+  EXPECT_EQ(e.verdict, "uncertain");
+  EXPECT_FALSE(e.fits);
+  EXPECT_LT(e.low_gib, in.capacity_gib);
+  EXPECT_GT(e.high_gib, in.capacity_gib);
+  // Far above: fits; far below: does not fit.
+  in.capacity_gib = pure.per_device_gib * 2;
+  EXPECT_EQ(estimate_hbm(in).verdict, "fits");
+  in.capacity_gib = pure.per_device_gib * 0.5;
+  EXPECT_EQ(estimate_hbm(in).verdict, "does_not_fit");
 }
 
 TEST(Hbm, ExceededGivesSuggestionsAndHint) {

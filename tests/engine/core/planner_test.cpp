@@ -245,7 +245,13 @@ TEST(Planner, UnknownModel) {
 TEST(Planner, HistoryCalibratesEfficiencyAndMemory) {
   PlanInput in = almodel_on_tpu7x_64();
   const Plan base = make_plan(in);
-  in.history = HistoryFacts{0.45, 3, HbmObservation{base.memory->per_device_gib * 1.5, 4096}};
+  HbmObservation seen;
+  seen.gib_per_device = base.memory->per_device_gib * 1.5;
+  seen.tokens_per_device = 4096;
+  seen.per_device_batch_size = 1;
+  seen.max_target_length = 4096;
+  seen.run = "run_seen";
+  in.history = HistoryFacts{0.45, 3, {seen}};
   const Plan plan = make_plan(in);
   ASSERT_TRUE(plan.estimate.has_value());
   EXPECT_EQ(plan.estimate->efficiency_basis, "history");
