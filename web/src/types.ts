@@ -39,7 +39,8 @@ export interface Plan {
   topology: Topology | null;
   mesh: { ici: number[]; dcn: number[]; axes: string[]; assignment: unknown[] } | null;
   memory: {
-    per_device_gib: number; capacity_gib: number; fits: boolean; basis?: string; source?: unknown;
+    per_device_gib: number; capacity_gib: number; fits: boolean; basis?: string;
+    source?: { kind: string; gib_per_device: number; tokens_per_device: number; oom: boolean; run: string } | null;
     verdict?: string; low_gib?: number; high_gib?: number; breakdown: Record<string, number>;
   } | null;
   data: { tokens_per_step: number; tokens_available: number | null; exhausted_at_step: number | null } | null;

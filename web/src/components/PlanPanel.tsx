@@ -114,7 +114,7 @@ function MemoryBar({ memory }: { memory: NonNullable<Plan['memory']> }) {
       <p><strong class={verdict === 'fits' ? 'good' : verdict === 'uncertain' ? 'warn' : 'bad'}>{gib(memory.per_device_gib)}</strong>
         {cap > 0 && <> of {gib(cap)} ({verdict.replace(/_/g, ' ')})</>}
         {memory.low_gib !== undefined && memory.high_gib !== undefined && <span class="muted"> range {gib(memory.low_gib)}–{gib(memory.high_gib)}</span>}
-        <span class="muted small"> basis: {memory.basis ?? 'estimate'}{memory.source ? ` (${typeof memory.source === 'string' ? memory.source : JSON.stringify(memory.source)})` : ''}</span>
+        <span class="muted small"> basis: {memory.basis ?? 'estimate'}{memory.source ? <> ({memory.source.kind} {gib(memory.source.gib_per_device)} of <a href={`/runs/${memory.source.run}`}>{memory.source.run}</a>{memory.source.oom ? ', out of memory' : ''})</> : ''}</span>
       </p>
       <div class="hbm-bar" role="img" aria-label={`HBM ${gib(memory.per_device_gib)} of ${gib(cap)}`}>
         {parts.map(([k, v], i) => <span key={k} title={`${k}: ${gib(v)}`} style={{ width: `${(v / scale) * 100}%`, background: BREAKDOWN_COLORS[i % BREAKDOWN_COLORS.length] }} />)}
