@@ -1,5 +1,7 @@
 #include "backend/sched/launch_spec.h"
 
+#include "engine/core/launch_env.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -51,12 +53,27 @@ std::vector<std::string> training_arguments(const LaunchInput& in, const std::st
     kv.emplace_back("checkpoint_period", scalar_text(spec["checkpoint_period"]));
   }
   if (maxtext) {
+    const bool gpu = in.accelerator_kind == "gpu";
+    bool dcn_data_given = false;
     if (spec.contains("parallelism") && spec["parallelism"].is_object())
-      for (const auto& [axis, value] : spec["parallelism"].items())
+      for (const auto& [axis, value] : spec["parallelism"].items()) {
         kv.emplace_back(axis + "_parallelism", scalar_text(value));
-    kv.emplace_back("num_slices", std::to_string(in.gang_slices));
-    // Elastic: on fewer slices than asked, data parallelism over DCN absorbs the difference.
-    if (in.gang_slices != in.requested_slices) kv.emplace_back("dcn_data_parallelism", "-1");
+        dcn_data_given |= axis == "dcn_data";
+      }
+    if (spec.contains("config") && spec["config"].is_object())
+      dcn_data_given |= spec["config"].contains("dcn_data_parallelism");
+    if (gpu) {
+      // MaxText on GPU: hardware=gpu selects jax.distributed's GPU initialisation, and across
+      // nodes data parallelism runs over DCN, one replica group per node by default (as in the
+      // Vertex A3 Mega sample).
+      kv.emplace_back("hardware", "gpu");
+      if (!dcn_data_given)
+        kv.emplace_back("dcn_data_parallelism", std::to_string(in.members.size()));
+    } else {
+      kv.emplace_back("num_slices", std::to_string(in.gang_slices));
+      // Elastic: on fewer slices than asked, data parallelism over DCN absorbs the difference.
+      if (in.gang_slices != in.requested_slices) kv.emplace_back("dcn_data_parallelism", "-1");
+    }
   }
   if (spec.contains("config") && spec["config"].is_object())
     for (const auto& [key, value] : spec["config"].items()) {
@@ -107,16 +124,30 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
       for (const auto& part : c) command.push_back(scalar_text(part));
     else
       throw std::invalid_argument("workload 'command' needs a non-empty command");
-  } else if (workload == "reference") {
-    if (in.settings.reference_dir.empty())
-      throw std::invalid_argument("workloads.reference_dir is not configured");
-    command = {in.settings.python, "-u", in.settings.reference_dir + "/train.py",
-               in.settings.reference_dir + "/base.yml"};
-    auto args = training_arguments(in, out_dir, false);
-    command.insert(command.end(), args.begin(), args.end());
-  } else if (workload == "maxtext") {
-    command = {"python3", "-u", "-m", "MaxText.train", "MaxText/configs/base.yml"};
-    auto args = training_arguments(in, out_dir, true);
+  } else if (workload == "reference" || workload == "maxtext") {
+    // The entrypoint and its config file: the run's own, else the workload's default.
+    const bool maxtext = workload == "maxtext";
+    std::vector<std::string> entry;
+    const json& e = in.spec.contains("entrypoint") ? in.spec["entrypoint"] : json(nullptr);
+    if (e.is_string()) {
+      entry = {maxtext ? std::string("python3") : in.settings.python, "-u", "-m",
+               e.get<std::string>()};
+    } else if (e.is_array() && !e.empty()) {
+      for (const auto& part : e) entry.push_back(scalar_text(part));
+    } else if (maxtext) {
+      entry = {"python3", "-u", "-m", "MaxText.train"};
+    } else {
+      if (in.settings.reference_dir.empty())
+        throw std::invalid_argument("workloads.reference_dir is not configured");
+      entry = {in.settings.python, "-u", in.settings.reference_dir + "/train.py"};
+    }
+    std::string config_file =
+        maxtext ? "MaxText/configs/base.yml" : in.settings.reference_dir + "/base.yml";
+    if (in.spec.contains("config_file") && in.spec["config_file"].is_string())
+      config_file = in.spec["config_file"].get<std::string>();
+    command = std::move(entry);
+    command.push_back(config_file);
+    auto args = training_arguments(in, out_dir, maxtext);
     command.insert(command.end(), args.begin(), args.end());
   } else {
     throw std::invalid_argument("unknown workload '" + workload + "'");
@@ -139,8 +170,12 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
     RankLaunch r;
     r.rank = m.rank;
     r.command = command;
+    if (in.spec.contains("workdir") && in.spec["workdir"].is_string())
+      r.workdir = in.spec["workdir"].get<std::string>();
+    const int gpus_per_node = in.devices_per_host > 0 ? in.devices_per_host : m.devices;
     r.env = {
         {"JAX_COORDINATOR_ADDRESS", coordinator.address + ":" + port},
+        {"JAX_COORDINATOR_IP", coordinator.address},
         {"JAX_COORDINATOR_PORT", port},
         {"JAX_PROCESS_COUNT", std::to_string(world)},
         {"JAX_PROCESS_ID", std::to_string(m.rank)},
@@ -152,7 +187,7 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
         {"MEGASCALE_PORT", mega_port},
         {"NODE_RANK", std::to_string(m.rank)},
         {"NNODES", std::to_string(world)},
-        {"GPUS_PER_NODE", std::to_string(m.devices)},
+        {"GPUS_PER_NODE", std::to_string(gpus_per_node)},
         {"MASTER_ADDR", coordinator.address},
         {"MASTER_PORT", port},
         {"RANK", std::to_string(m.rank)},
@@ -162,8 +197,15 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
         {"PODIUM_RUN_NAME", in.run_name},
         {"PODIUM_ATTEMPT_ID", in.attempt_id},
         {"PODIUM_ATTEMPT_NUMBER", std::to_string(in.attempt_number)},
-        {"PYTHONUNBUFFERED", "1"},
     };
+    // The run's own variables (LIBTPU_INIT_ARGS, XLA_FLAGS, NCCL_*, ...) over Podium's defaults;
+    // the gang-forming ones stay Podium's (the plan refuses a spec that sets them).
+    std::map<std::string, std::string> own = {{"PYTHONUNBUFFERED", "1"}};
+    if (in.spec.contains("env") && in.spec["env"].is_object())
+      for (const auto& [name, value] : in.spec["env"].items())
+        if (value.is_string()) own[name] = value.get<std::string>();
+    for (auto& [name, value] : own)
+      if (!core::is_gang_environment_key(name)) r.env[name] = value;
     if (m.rank == 0) r.checkpoint_dir = checkpoint_dir;
     out.push_back(std::move(r));
   }

@@ -45,6 +45,10 @@ struct LaunchInput {
   std::vector<GangMember> members;         // one per rank, sorted by rank
   int port = 8476;                         // coordinator port (MEGASCALE_PORT is port + 1)
   LaunchSettings settings;
+  // The cluster's accelerator: "tpu", "gpu" or "cpu" ("" unknown), and its devices per host
+  // (GPUS_PER_NODE on GPU nodes; 0: the agent's own count).
+  std::string accelerator_kind;
+  int devices_per_host = 0;
 };
 
 struct RankLaunch {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "engine/core/config_keys.h"
+#include "engine/core/launch_env.h"
 #include "engine/core/naming_warnings.h"
 #include "engine/core/plan_alternatives.h"
 
@@ -126,6 +127,18 @@ Plan make_plan(const PlanInput& in) {
     plan.warnings.push_back(
         {std::move(code), std::move(message), std::move(hint), std::move(field)});
   };
+
+  // 0. The run's own environment may not set what forms the gang (launch_env.h).
+  for (const auto& [name, value] : spec.env) {
+    if (is_gang_environment_key(name)) {
+      error("env_conflict",
+            "env sets " + name + ", which Podium sets for every rank from the placement",
+            "remove it from env: the gang's coordinator, ranks and slices come from where the run "
+            "is placed (JAX_*, TPU_WORKER_*, MEGASCALE_*, NNODES/NODE_RANK/GPUS_PER_NODE, "
+            "MASTER_*/RANK/WORLD_SIZE, PODIUM_*)",
+            "env." + name);
+    }
+  }
 
   // 1. Accelerator.
   if (in.accelerator) {

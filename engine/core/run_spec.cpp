@@ -1,5 +1,7 @@
 #include "engine/core/run_spec.h"
 
+#include "engine/core/launch_env.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -48,7 +50,11 @@ const std::set<std::string, std::less<>> kTopLevelFields = {"name",
                                                             "priority",
                                                             "tags",
                                                             "force",
-                                                            "num_slices"};
+                                                            "num_slices",
+                                                            "entrypoint",
+                                                            "config_file",
+                                                            "workdir",
+                                                            "env"};
 
 constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTags = 32;
@@ -283,6 +289,51 @@ RunSpecParse parse_run_spec(const json& body) {
     p.error("command", "is required for workload command");
   }
 
+  if (has("entrypoint")) {
+    const json& e = body["entrypoint"];
+    if (e.is_string()) {
+      if (auto m = p.string(e, "entrypoint", true)) spec.entrypoint_module = *m;
+    } else if (e.is_array() && !e.empty() && e.size() <= 64) {
+      for (size_t i = 0; i < e.size(); ++i) {
+        if (auto s = p.string(e[i], "entrypoint[" + std::to_string(i) + "]", true))
+          spec.entrypoint_argv.push_back(*s);
+      }
+    } else {
+      p.error("entrypoint", "must be a Python module name or a non-empty argv (at most 64 parts)");
+    }
+    if (spec.workload == Workload::command)
+      p.error("entrypoint", "is not used with workload command (its command is the argv)");
+  }
+  if (has("config_file")) {
+    if (auto c = p.string(body["config_file"], "config_file", true)) spec.config_file = *c;
+  }
+  if (has("workdir")) {
+    if (auto w = p.string(body["workdir"], "workdir", true)) {
+      if (w->front() != '/') p.error("workdir", "must be an absolute path on the hosts");
+      spec.workdir = *w;
+    }
+  }
+  if (has("env")) {
+    const json& e = body["env"];
+    if (!e.is_object() || e.size() > 256) {
+      p.error("env", "must be an object of at most 256 NAME: value pairs");
+    } else {
+      for (const auto& [name, value] : e.items()) {
+        const std::string field = "env." + name;
+        if (!is_environment_name(name)) {
+          p.error(field, "is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+        } else if (value.is_string()) {
+          spec.env[name] = value.get<std::string>();
+        } else if (value.is_number_integer() || value.is_boolean()) {
+          spec.env[name] = value.is_boolean() ? (value.get<bool>() ? "true" : "false")
+                                              : std::to_string(value.get<long long>());
+        } else {
+          p.error(field, std::string("must be a string, got ") + type_name(value));
+        }
+      }
+    }
+  }
+
   if (has("steps")) {
     if (auto v = p.integer(body["steps"], "steps", 1, kMaxSteps)) spec.steps = *v;
   } else if (needs_model) {
@@ -481,7 +532,13 @@ json to_json(const RunSpec& s) {
           {"priority", s.priority},
           {"tags", s.tags},
           {"force", s.force},
-          {"num_slices", s.num_slices ? json(*s.num_slices) : json(nullptr)}};
+          {"num_slices", s.num_slices ? json(*s.num_slices) : json(nullptr)},
+          {"entrypoint", s.entrypoint_module         ? json(*s.entrypoint_module)
+                         : s.entrypoint_argv.empty() ? json(nullptr)
+                                                     : json(s.entrypoint_argv)},
+          {"config_file", s.config_file ? json(*s.config_file) : json(nullptr)},
+          {"workdir", s.workdir ? json(*s.workdir) : json(nullptr)},
+          {"env", s.env}};
 }
 
 json to_json(const FieldError& e) {

@@ -51,6 +51,17 @@ struct RunSpec {
   bool force = false;
   std::optional<int> num_slices;  // overrides the cluster's slice count
 
+  // Launch as data (maxtext and reference; command runs its own argv):
+  // entrypoint: a Python module ("MaxText.train", run as python3 -u -m MODULE) or an argv;
+  // config_file: the YAML the entrypoint reads first (MaxText: "MaxText/configs/base.yml");
+  // workdir: the rank's working directory on the host; env: variables merged over Podium's
+  // (the gang-forming ones, launch_env.h, are Podium's and may not be set here).
+  std::optional<std::string> entrypoint_module;
+  std::vector<std::string> entrypoint_argv;
+  std::optional<std::string> config_file;
+  std::optional<std::string> workdir;
+  std::map<std::string, std::string> env;
+
   // ICI / DCN values keyed by mesh axis name ("fsdp", "tensor", "stage", ...).
   std::map<std::string, int> ici() const;
   std::map<std::string, int> dcn() const;

@@ -41,6 +41,8 @@ struct WorkerInfo {
 struct ClusterInfo {
   ClusterSnapshot snapshot;
   int num_slices = 1;
+  std::string accelerator_kind;  // tpu, gpu, cpu ("" when the type is unknown)
+  int devices_per_host = 0;
   std::map<std::string, WorkerInfo> workers;
 };
 
@@ -62,6 +64,11 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
     ClusterInfo info;
     info.snapshot.id = c.at(i, "id");
     info.snapshot.hosts_per_slice = hosts_per_slice(c.at(i, "accelerator"));
+    if (auto parsed = core::parse_accelerator(c.at(i, "accelerator")); parsed.type) {
+      info.accelerator_kind = std::string(core::kind_name(parsed.type->kind));
+      if (parsed.type->hosts_per_slice > 0)
+        info.devices_per_host = parsed.type->devices_per_slice / parsed.type->hosts_per_slice;
+    }
     info.num_slices = static_cast<int>(c.int64(i, "num_slices"));
     out[info.snapshot.id] = std::move(info);
   }
@@ -171,6 +178,8 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
   in.requested_slices = requested;
   in.settings = settings.launch;
   in.settings.grace_seconds = static_cast<int>(settings.cancel_grace.count());
+  in.accelerator_kind = cluster.accelerator_kind;
+  in.devices_per_host = cluster.devices_per_host;
   for (const auto& h : p.hosts) {
     GangMember m;
     m.rank = h.rank;

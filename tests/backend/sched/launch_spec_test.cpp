@@ -126,5 +126,76 @@ TEST(LaunchSpec, NumbersAreFormattedAsTheTrainersParseThem) {
   EXPECT_EQ(format_number(3e-4), "0.00029999999999999997");  // exact round trip
 }
 
+TEST(LaunchSpec, GpuNodesGetWhatMaxTextsGpuInitialisationReads) {
+  // Two A3 Mega nodes (8 GPUs each): the agent's own device count (4 here) does not decide.
+  LaunchInput in = two_slices_of_two({{"workload", "maxtext"},
+                                      {"model", "llama3-8b"},
+                                      {"steps", 10},
+                                      {"parallelism", {{"ici_fsdp", 8}}}});
+  in.members.resize(2);
+  in.gang_slices = in.requested_slices = 1;
+  in.accelerator_kind = "gpu";
+  in.devices_per_host = 8;
+  auto ranks = build_launch(in);
+  ASSERT_EQ(ranks.size(), 2u);
+  const auto& env = ranks[1].env;
+  EXPECT_EQ(env.at("JAX_COORDINATOR_IP"), "10.0.0.1");
+  EXPECT_EQ(env.at("JAX_COORDINATOR_PORT"), "9000");
+  EXPECT_EQ(env.at("NNODES"), "2");
+  EXPECT_EQ(env.at("NODE_RANK"), "1");
+  EXPECT_EQ(env.at("GPUS_PER_NODE"), "8");
+  const auto& cmd = ranks[1].command;
+  EXPECT_TRUE(has_arg(cmd, "hardware=gpu"));
+  EXPECT_TRUE(has_arg(cmd, "dcn_data_parallelism=2"));  // one replica group per node
+  EXPECT_FALSE(has_arg(cmd, "num_slices=1"));           // slices are a TPU notion
+  // The user's own DCN data parallelism wins over the default.
+  in.spec["parallelism"]["dcn_data"] = 1;
+  auto mine = build_launch(in)[0].command;
+  EXPECT_TRUE(has_arg(mine, "dcn_data_parallelism=1"));
+  EXPECT_FALSE(has_arg(mine, "dcn_data_parallelism=2"));
+}
+
+TEST(LaunchSpec, TpuMultisliceKeepsSlicesAndNoGpuArguments) {
+  LaunchInput in =
+      two_slices_of_two({{"workload", "maxtext"}, {"model", "llama3-8b"}, {"steps", 10}});
+  in.accelerator_kind = "tpu";
+  in.devices_per_host = 4;
+  auto ranks = build_launch(in);
+  EXPECT_TRUE(has_arg(ranks[0].command, "num_slices=2"));
+  EXPECT_FALSE(has_arg(ranks[0].command, "hardware=gpu"));
+  EXPECT_EQ(ranks[3].env.at("MEGASCALE_SLICE_ID"), "1");
+  EXPECT_EQ(ranks[3].env.at("TPU_WORKER_ID"), "1");
+}
+
+TEST(LaunchSpec, EntrypointConfigFileWorkdirAndEnvAreTheRunsOwn) {
+  LaunchInput in =
+      two_slices_of_two({{"workload", "maxtext"},
+                         {"model", "almodel-8b"},
+                         {"steps", 10},
+                         {"entrypoint", "maxtext.train"},
+                         {"config_file", "configs/almodel.yml"},
+                         {"workdir", "/home/team/maxtext"},
+                         {"env",
+                          {{"LIBTPU_INIT_ARGS", "--xla_tpu_enable_latency_hiding_scheduler=true"},
+                           {"PYTHONUNBUFFERED", "0"},
+                           {"JAX_PROCESS_ID", "7"}}}});
+  auto ranks = build_launch(in);
+  const auto& cmd = ranks[2].command;
+  ASSERT_GE(cmd.size(), 5u);
+  EXPECT_EQ(
+      std::vector<std::string>(cmd.begin(), cmd.begin() + 5),
+      (std::vector<std::string>{"python3", "-u", "-m", "maxtext.train", "configs/almodel.yml"}));
+  EXPECT_EQ(ranks[2].workdir, "/home/team/maxtext");
+  const auto& env = ranks[2].env;
+  EXPECT_EQ(env.at("LIBTPU_INIT_ARGS"), "--xla_tpu_enable_latency_hiding_scheduler=true");
+  EXPECT_EQ(env.at("PYTHONUNBUFFERED"), "0");  // Podium's default, overridden
+  EXPECT_EQ(env.at("JAX_PROCESS_ID"), "2");    // gang-forming: Podium's, whatever env says
+  // An argv entrypoint is used as given.
+  in.spec["entrypoint"] = json::array({"/opt/venv/bin/python", "-m", "MaxText.train"});
+  auto argv = build_launch(in)[0].command;
+  EXPECT_EQ(argv[0], "/opt/venv/bin/python");
+  EXPECT_EQ(argv[3], "configs/almodel.yml");
+}
+
 }  // namespace
 }  // namespace podium::sched

@@ -354,3 +354,24 @@ TEST(Planner, WorkloadMismatchWarns) {
 
 }  // namespace
 }  // namespace podium::core
+
+namespace podium::core {
+namespace {
+
+TEST(PlannerLaunch, EnvThatSetsAGangVariableIsAPlanError) {
+  auto parsed = parse_run_spec(nlohmann::json::parse(R"({
+    "name": "e", "cluster": "v7", "model": "llama3-8b", "steps": 10,
+    "parallelism": {"ici_fsdp": 16, "ici_tensor": 4},
+    "env": {"MEGASCALE_NUM_SLICES": "4", "LIBTPU_INIT_ARGS": "--x"}})"));
+  ASSERT_TRUE(parsed.errors.empty());
+  PlanInput in;
+  in.spec = *parsed.spec;
+  in.accelerator_name = "tpu7x-64";
+  const Plan plan = make_plan(in);
+  ASSERT_EQ(plan.errors.size(), 1u);
+  EXPECT_EQ(plan.errors[0].code, "env_conflict");
+  EXPECT_EQ(plan.errors[0].field, "env.MEGASCALE_NUM_SLICES");
+}
+
+}  // namespace
+}  // namespace podium::core

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace podium::core {
 namespace {
 
@@ -191,6 +193,43 @@ TEST(RunSpec, RoundTripsThroughJson) {
   EXPECT_EQ(to_json(*again.spec), j);
   EXPECT_EQ(to_json(FieldError{"steps", "is required"}),
             (json{{"field", "steps"}, {"message", "is required"}}));
+}
+
+}  // namespace
+}  // namespace podium::core
+
+namespace podium::core {
+namespace {
+
+TEST(RunSpecLaunch, EntrypointConfigWorkdirAndEnvAreValidated) {
+  nlohmann::json body = {
+      {"name", "r"},
+      {"cluster", "c"},
+      {"model", "llama3-8b"},
+      {"workload", "maxtext"},
+      {"steps", 10},
+      {"entrypoint", "MaxText.train"},
+      {"config_file", "MaxText/configs/base.yml"},
+      {"workdir", "/srv/maxtext"},
+      {"env", {{"XLA_FLAGS", "--xla_dump_to=/tmp/x"}, {"NCCL_DEBUG", "INFO"}, {"N", 3}}}};
+  auto ok = parse_run_spec(body);
+  ASSERT_TRUE(ok.errors.empty()) << ok.errors.front().field;
+  EXPECT_EQ(*ok.spec->entrypoint_module, "MaxText.train");
+  EXPECT_EQ(ok.spec->env.at("N"), "3");
+  const auto round = to_json(*ok.spec);
+  EXPECT_EQ(round["env"]["XLA_FLAGS"], "--xla_dump_to=/tmp/x");
+  EXPECT_EQ(round["workdir"], "/srv/maxtext");
+
+  body["workdir"] = "relative/dir";
+  body["env"] = {{"1BAD", "x"}, {"GOOD", nlohmann::json::array()}};
+  body["entrypoint"] = nlohmann::json::array();
+  auto bad = parse_run_spec(body);
+  std::set<std::string> fields;
+  for (const auto& e : bad.errors) fields.insert(e.field);
+  EXPECT_TRUE(fields.contains("workdir"));
+  EXPECT_TRUE(fields.contains("env.1BAD"));
+  EXPECT_TRUE(fields.contains("env.GOOD"));
+  EXPECT_TRUE(fields.contains("entrypoint"));
 }
 
 }  // namespace
