@@ -260,7 +260,7 @@ Dispatcher::~Dispatcher() {
 
 void Dispatcher::start() {
   if (thread_.joinable()) return;
-  started_at_ = std::chrono::steady_clock::now();
+  hearing_since_ = std::chrono::steady_clock::now();
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -275,6 +275,15 @@ void Dispatcher::loop() {
   while (!stopping_) {
     const auto since = hub_.generation();
     try {
+      if (database_failing_) {
+        // Is it back? Before anything else: the reaper must not judge hosts on heartbeats the
+        // database refused. From now on every deadline starts again, so an outage of any length
+        // declares no host lost.
+        db_.transact([](db::Transaction& tx) { tx.exec("SELECT 1"); }, db::TxMode::read_only);
+        database_failing_ = false;
+        hearing_since_ = std::chrono::steady_clock::now();
+        log_->warn(dump({{"msg", "database reachable again: heartbeat deadlines restart"}}));
+      }
       if (std::chrono::steady_clock::now() >= next_reap) {
         reap_once();
         check_growth_once();
@@ -283,6 +292,7 @@ void Dispatcher::loop() {
       schedule_once();
     } catch (const db::DbError& e) {
       // The database is down or busy: everything is in it, so the next round picks up.
+      database_failing_ = true;
       log_->warn(dump({{"msg", "dispatcher round failed"}, {"error", e.what()}}));
     } catch (const std::exception& e) {
       log_->error(dump({{"msg", "dispatcher round failed"}, {"error", e.what()}}));
@@ -293,10 +303,10 @@ void Dispatcher::loop() {
 }
 
 int Dispatcher::reap_once() {
-  // After a server restart the agents need a moment to find it again: nothing is declared lost
-  // until this process has been up for one deadline (their heartbeats were not received while it
-  // was down, which says nothing about them).
-  if (std::chrono::steady_clock::now() - started_at_ < settings_.heartbeat_deadline) return 0;
+  // A host is lost only when this server could hear it for a whole deadline and did not. After a
+  // server restart or a database outage the agents need that long to be heard again: their
+  // heartbeats were refused meanwhile, which says nothing about them.
+  if (std::chrono::steady_clock::now() - hearing_since_ < settings_.heartbeat_deadline) return 0;
   int changed = 0;
   auto silent = db_.transact(
       [&](db::Transaction& tx) {

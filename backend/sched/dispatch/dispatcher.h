@@ -46,7 +46,11 @@ class Dispatcher {
   db::NotificationHub& hub_;
   EngineSettings settings_;
   std::shared_ptr<spdlog::logger> log_;
-  std::chrono::steady_clock::time_point started_at_;
+  // Since when this server has been able to hear heartbeats: its start, or the end of the last
+  // database outage it saw (a round that failed on the database). Silence before that says
+  // nothing about a host.
+  std::chrono::steady_clock::time_point hearing_since_;
+  bool database_failing_ = false;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -243,7 +243,9 @@ void E2eTest::SetUp() {
   o.settings.insert(o.settings.end(), s.extra.begin(), s.extra.end());
   // A later --set wins over the harness's --listen 127.0.0.1:0.
   if (s.fixed_port) o.settings.push_back("listen=127.0.0.1:" + std::to_string(free_port()));
-  podium_ = std::make_unique<it::Podium>(o);
+  if (s.private_postgres) private_pg_ = std::make_unique<it::PrivatePostgres>();
+  podium_ = std::make_unique<it::Podium>(
+      o, it::Podium::OnServer{private_pg_ ? private_pg_->url() : std::string()});
 }
 
 void E2eTest::TearDown() {

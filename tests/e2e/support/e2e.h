@@ -111,6 +111,9 @@ class E2eTest : public ::testing::Test {
     std::vector<std::string> extra;
     // The server listens on the same port after a restart (agents keep their --server URL).
     bool fixed_port = false;
+    // The deployment's database on a PostgreSQL of this test's own, which the test may pause
+    // (private_postgres()); the shared one is never stopped.
+    bool private_postgres = false;
   };
   virtual Settings settings() const { return {}; }
 
@@ -118,6 +121,8 @@ class E2eTest : public ::testing::Test {
   void TearDown() override;
 
   it::Podium& podium() { return *podium_; }
+  // Settings::private_postgres: the PostgreSQL server this test's database lives on.
+  it::PrivatePostgres& private_postgres() { return *private_pg_; }
   Api admin() const { return podium_->admin(); }
   // This test's directory (datasets, agents' workdirs, workload outputs).
   const std::filesystem::path& dir() const { return dir_->path(); }
@@ -178,6 +183,7 @@ class E2eTest : public ::testing::Test {
 
  private:
   std::unique_ptr<it::TempDir> dir_;
+  std::unique_ptr<it::PrivatePostgres> private_pg_;
   std::unique_ptr<it::Podium> podium_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
   std::map<std::string, std::string> worker_tokens_;

@@ -13,8 +13,11 @@ const Reply& require_status(const Reply& r, int status) {
 
 Podium::Podium() : Podium(Options{}) {}
 
-Podium::Podium(Options options) : options_(std::move(options)) {
-  db_ = std::make_unique<TestDatabase>();
+Podium::Podium(Options options) : Podium(std::move(options), OnServer{}) {}
+
+Podium::Podium(Options options, OnServer database_server) : options_(std::move(options)) {
+  db_ = database_server.url.empty() ? std::make_unique<TestDatabase>()
+                                    : std::make_unique<TestDatabase>(database_server.url);
   ServerOptions so;
   so.database_url = db_->url();
   so.settings = options_.settings;

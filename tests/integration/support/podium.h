@@ -44,6 +44,12 @@ class Podium {
   // Creates the database and starts the server (throws on failure).
   Podium();
   explicit Podium(Options options);
+  // The database on a PostgreSQL server of the test's own (PrivatePostgres::url()) rather than
+  // the shared one of PODIUM_TEST_DATABASE_URL.
+  struct OnServer {
+    std::string url;
+  };
+  Podium(Options options, OnServer database_server);
   ~Podium();
   Podium(const Podium&) = delete;
   Podium& operator=(const Podium&) = delete;
