@@ -1,5 +1,6 @@
 #include "backend/ingest/log_ingest.h"
 
+#include "engine/core/checkpoint_lines.h"
 #include "engine/core/hbm_peak.h"
 
 #include <algorithm>
@@ -57,6 +58,50 @@ std::string storable_line(std::string_view line) {
   return out;
 }
 
+namespace {
+
+// Saved checkpoints whose directory is remote (the agent scans local ones itself, with their
+// size), recorded once per (run, step); a restore sets where the attempt resumed from.
+void record_logged_checkpoints(db::Transaction& tx, const LogBatch& b,
+                               const std::vector<core::CheckpointLine>& saves,
+                               std::optional<std::int64_t> restored) {
+  std::optional<std::string> output_dir;  // read once, only when a save printed no path
+  bool output_dir_read = false;
+  for (const core::CheckpointLine& c : saves) {
+    std::string uri = c.path;
+    if (uri.empty()) {
+      if (!output_dir_read) {
+        auto r = tx.exec(
+            "SELECT spec->'config'->>'base_output_directory' AS dir FROM runs WHERE "
+            "id = $1",
+            {b.run_id});
+        if (!r.empty()) output_dir = r.opt(0, "dir");
+        output_dir_read = true;
+      }
+      if (!output_dir || !core::is_remote_output(*output_dir)) continue;
+      std::string dir = *output_dir;
+      while (!dir.empty() && dir.back() == '/') dir.pop_back();
+      // The run's run_name is its id (dispatcher): <base>/<run_name>/checkpoints/<step>.
+      uri = dir + "/" + b.run_id + "/checkpoints/" + std::to_string(*c.step);
+    }
+    if (!core::is_remote_output(uri)) continue;
+    tx.exec(
+        "INSERT INTO checkpoints (id, run_id, attempt_id, attempt_number, step, uri) VALUES "
+        "('ckp_' "
+        "|| substr(md5(random()::text || clock_timestamp()::text), 1, 16), $1, $2, $3::int, "
+        "$4::bigint, $5) ON CONFLICT (run_id, step) DO NOTHING",
+        {b.run_id, b.attempt_id, std::to_string(b.attempt_number), std::to_string(*c.step), uri});
+  }
+  if (restored) {
+    tx.exec("UPDATE attempts SET resumed_from_step = $2::bigint WHERE id = $1",
+            {b.attempt_id, std::to_string(*restored)});
+    tx.exec("UPDATE runs SET resumed_from_step = $2::bigint WHERE id = $1",
+            {b.run_id, std::to_string(*restored)});
+  }
+}
+
+}  // namespace
+
 IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   IngestResult result;
   result.next_seq = b.seq + static_cast<std::int64_t>(b.lines.size());
@@ -83,9 +128,22 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   std::map<std::string, std::pair<int, std::string>> signatures;  // signature -> count, excerpt
   // HBM figures by trust (hbm_peak.h): every rank's, since each host reports its own devices.
   core::HbmPeakTracker hbm;
+  // Checkpoints the trainer says it saved or restored (checkpoint_lines.h): how Podium learns
+  // them for outputs its agent cannot list (gs://, s3://).
+  std::vector<core::CheckpointLine> saves;
+  std::optional<std::int64_t> restored;
   for (const auto& [seq, text] : fresh) {
     auto parsed = core::parse_maxtext_line(text);
     hbm.feed(text, parsed);
+    if (b.rank == 0 && (text.find("heckpoint") != std::string::npos ||
+                        text.find("estoring") != std::string::npos)) {
+      if (auto c = core::parse_checkpoint_line(core::clean_log_line(text).message)) {
+        if (c->kind == core::CheckpointLine::Kind::restored)
+          restored = c->step;
+        else if (c->step)
+          saves.push_back(std::move(*c));
+      }
+    }
     if (auto s = parsed.signature()) {
       auto& entry = signatures[std::string(core::to_string(s->signature))];
       if (entry.first++ == 0) entry.second = s->excerpt;
@@ -140,6 +198,7 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
         "updated_at = now() WHERE id = $1",
         {b.run_id, std::to_string(result.last_step)});
   }
+  record_logged_checkpoints(tx, b, saves, restored);
   if (const auto& peak = hbm.peak()) {
     // Keep the most trusted figure any batch reported, the largest among equally trusted ones.
     tx.exec(

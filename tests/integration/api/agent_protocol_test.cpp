@@ -109,6 +109,32 @@ TEST_F(AgentProtocol, LogBatchesAreIdempotentBySequence) {
                          404));
 }
 
+TEST_F(AgentProtocol, LogLinesTeachCheckpointsOfRemoteOutputs) {
+  const std::string attempt = fetch_assignment()["attempt_id"];
+  auto logs = [&](int seq, json lines) {
+    require_status(agent.api.post("/api/v1/agent/attempts/" + attempt + "/logs",
+                                  {{"rank", 0}, {"seq", seq}, {"lines", lines}}),
+                   200);
+  };
+  logs(0, {"restoring from this run's directory step 10",
+           "completed step: 11, seconds: 1.0, loss: 2.0",
+           "Finished saving checkpoint to `gs://team/runs/" + run_id + "/checkpoints/20`.",
+           "I1121 16:46:01.000000 140 checkpointing.py:390] saved a checkpoint at step 20",
+           // A local directory is the agent's to scan (it reports the size): not from the log.
+           "Finished saving checkpoint to `/tmp/out/" + run_id + "/checkpoints/30`."});
+  // A retried batch records nothing twice.
+  logs(0, {"restoring from this run's directory step 10"});
+  auto ck = require_status(podium().admin().get("/api/v1/runs/" + run_id + "/checkpoints"), 200)
+                .json["items"];
+  ASSERT_EQ(ck.size(), 1u) << ck;
+  EXPECT_EQ(ck[0]["step"], 20);
+  EXPECT_EQ(ck[0]["uri"], "gs://team/runs/" + run_id + "/checkpoints/20");
+  EXPECT_EQ(run()["resumed_from_step"], 10);
+  auto att = require_status(podium().admin().get("/api/v1/runs/" + run_id + "/attempts"), 200)
+                 .json["items"];
+  EXPECT_EQ(att[0]["resumed_from_step"], 10) << att;
+}
+
 TEST_F(AgentProtocol, StatusFollowsTheAttemptStateMachine) {
   const std::string attempt = fetch_assignment()["attempt_id"];
   require_status(status(attempt, {{"rank", 0}, {"state", "running"}, {"pid", 99}}), 200);
