@@ -17,6 +17,8 @@
 //     GiB.
 #include "engine/core/accelerator.h"
 
+#include "engine/core/ascii.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -140,12 +142,6 @@ const std::vector<CatalogEntry>& catalog() {
   return entries;
 }
 
-std::string to_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -189,7 +185,7 @@ std::string join_dims(const std::vector<int>& dims) {
 }
 
 const CatalogEntry* find_entry(std::string_view name_or_alias) {
-  const std::string key = to_lower(trim(name_or_alias));
+  const std::string key = ascii_lower(trim(name_or_alias));
   for (const auto& e : catalog()) {
     if (e.family.name == key) return &e;
     for (const auto& alias : e.family.aliases)
@@ -476,7 +472,7 @@ std::vector<std::string> valid_topologies(std::string_view family) {
 }
 
 AcceleratorParse parse_accelerator(std::string_view text) {
-  const std::string lowered = to_lower(trim(text));
+  const std::string lowered = ascii_lower(trim(text));
   if (lowered.empty()) return fail("accelerator type is empty", family_choices());
   // The family name may itself contain '-' (xpk's "h100-mega-80gb"), so split at the last one.
   const size_t dash = lowered.rfind('-');

@@ -1,17 +1,13 @@
 #include "engine/core/checkpoint_lines.h"
 
+#include "engine/core/ascii.h"
+
 #include <cctype>
 #include <charconv>
 
 namespace podium::core {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The integer right after `at` in `s` (spaces skipped).
 std::optional<std::int64_t> integer_after(std::string_view s, size_t at) {
@@ -40,7 +36,7 @@ std::optional<std::int64_t> trailing_step(std::string_view path) {
 std::optional<CheckpointLine> parse_checkpoint_line(std::string_view message) noexcept {
   try {
     if (message.size() > 4096) return std::nullopt;
-    const std::string m = lower(message);
+    const std::string m = ascii_lower(message);
     if (m.find("checkpoint") == std::string::npos && m.find("restoring") == std::string::npos)
       return std::nullopt;
     if (auto at = m.find("saved a checkpoint at step"); at != std::string::npos) {

@@ -1,17 +1,13 @@
 #include "engine/core/hbm_peak.h"
 
+#include "engine/core/ascii.h"
+
 #include <cctype>
 #include <charconv>
 
 namespace podium::core {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The number and unit that start `s` ("214.45G of ..."), or nullopt.
 std::optional<double> size_at(std::string_view s) {
@@ -61,7 +57,7 @@ std::optional<double> parse_hbm_size(std::string_view text) {
 std::optional<HbmFigure> parse_oom_requirement(std::string_view message) {
   // "Ran out of memory in memory space hbm. Used 112.90G of 94.75G hbm. Exceeded hbm capacity
   // by 18.15G." (XLA:TPU, at compile or run time; also "... space HBM ...").
-  const std::string m = lower(message);
+  const std::string m = ascii_lower(message);
   const auto space = m.find("ran out of memory in memory space hbm");
   if (space != std::string::npos) {
     const auto used = m.find("used ", space);
@@ -85,7 +81,7 @@ std::optional<HbmFigure> parse_oom_requirement(std::string_view message) {
 }
 
 std::string memstats_source(std::string_view label) {
-  const std::string l = lower(label);
+  const std::string l = ascii_lower(label);
   if (l.find("param") != std::string::npos && l.find("init") != std::string::npos)
     return "params_only";
   if (l.find("step") != std::string::npos || l.find("train") != std::string::npos)

@@ -1,0 +1,16 @@
+#pragma once
+// ASCII case folding for matching log lines and names (locale-independent: the C locale's
+// tolower on each byte, so UTF-8 sequences pass through unchanged).
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace podium::core {
+
+inline std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace podium::core
