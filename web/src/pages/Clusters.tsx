@@ -31,6 +31,20 @@ export function ClusterPage({ name }: { name: string }) {
   const wq = usePoll(() => api.workers(name), [name], 3000);
   const pq = usePoll(() => api.provisioning(name), [name], 0, false);
   const runs = usePoll(() => api.runs({ cluster: name, limit: 50 }), [name], 5000);
+  const activeIds = (runs.data?.items ?? [])
+    .filter((r) => ['starting', 'running', 'recovering', 'cancelling'].includes(r.state))
+    .map((r) => r.id).join(',');
+  // Which run and rank each host holds now: the live attempts of the cluster's active runs.
+  const assignments = usePoll(async () => {
+    const out = new Map<string, { run: string; name: string; rank: number }>();
+    for (const r of (runs.data?.items ?? []).filter((x) => activeIds.split(',').includes(x.id))) {
+      const att = await api.attempts(r.id);
+      for (const a of att.items.filter((x) => !x.ended_at)) {
+        for (const h of a.hosts) if (h.worker_id && !h.ended_at) out.set(h.worker_id, { run: r.id, name: r.name, rank: h.rank });
+      }
+    }
+    return out;
+  }, [name, activeIds], 5000);
   const c = cq.data;
   if (cq.error && !c) return <main><ErrorBox error={cq.error} /></main>;
   if (!c) return <main><Loading /></main>;
@@ -62,6 +76,9 @@ export function ClusterPage({ name }: { name: string }) {
                     <strong>h{h}</strong> <span>{status}</span>
                     {w && <span class="small">{w.hostname} · v{w.version}</span>}
                     {w && <span class="small">{ago(w.last_heartbeat_at)}</span>}
+                    {w && assignments.data?.get(w.id) && (
+                      <a class="small" href={`/runs/${assignments.data.get(w.id)!.run}`}>{assignments.data.get(w.id)!.name} r{assignments.data.get(w.id)!.rank}</a>
+                    )}
                   </div>
                 );
               })}
