@@ -13,6 +13,7 @@ DEBIAN_PACKAGES=(
   clang-format
   python3 python3-torch python3-yaml
   chromium
+  slurm-wlm munge
 )
 
 missing=()

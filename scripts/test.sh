@@ -21,7 +21,11 @@ export PODIUM_TEST_PG_DIR="${PODIUM_TEST_PG_DIR:-$root/build/test-pg}"
 ./scripts/test-postgres.sh start
 PODIUM_TEST_DATABASE_URL="$(./scripts/test-postgres.sh url)"
 export PODIUM_TEST_DATABASE_URL
-trap './scripts/test-postgres.sh stop >/dev/null 2>&1 || true' EXIT
+
+step "test Slurm (slurmctld and two slurmd on this machine)"
+export PODIUM_TEST_SLURM_DIR="${PODIUM_TEST_SLURM_DIR:-$root/build/test-slurm}"
+eval "$(./scripts/test-slurm.sh start)"
+trap './scripts/test-postgres.sh stop >/dev/null 2>&1 || true; ./scripts/test-slurm.sh stop >/dev/null 2>&1 || true' EXIT
 
 status=0
 step "unit tests under ASan+UBSan"

@@ -9,7 +9,9 @@
 #include "backend/common/problem.h"
 #include "backend/ingest/log_ingest.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
+#include "backend/sched/dispatch/external_attempts.h"
 #include "engine/core/accelerator.h"
+#include "engine/core/maxtext_log.h"
 
 namespace podium::api {
 
@@ -31,6 +33,8 @@ const std::string& token_cluster(const http::RequestContext& rc) {
 // 403 another cluster's worker.
 void require_worker(db::Transaction& tx, const http::RequestContext& rc,
                     const std::string& worker_id) {
+  if (!rc.principal->attempt_id.empty())
+    throw http::forbidden("an attach token acts for its attempt's ranks only, not as an agent");
   auto w = tx.exec("SELECT cluster_id FROM workers WHERE id = $1", {worker_id});
   if (w.empty()) throw http::not_found("unknown worker " + worker_id + "; register again");
   if (w.at(0, "cluster_id") != token_cluster(rc))
@@ -54,6 +58,8 @@ AttemptRow require_attempt(db::Transaction& tx, const http::RequestContext& rc,
           (lock ? " FOR UPDATE OF a" : ""),
       {attempt_id});
   if (a.empty()) throw http::not_found("no attempt " + attempt_id);
+  if (!rc.principal->attempt_id.empty() && rc.principal->attempt_id != attempt_id)
+    throw http::forbidden("this attach token belongs to another attempt");
   if (a.at(0, "cluster_id") != token_cluster(rc))
     throw http::forbidden("this worker token belongs to another cluster");
   return {a.at(0, "run_id"), static_cast<int>(a.int64(0, "number")), a.at(0, "state")};
@@ -417,9 +423,65 @@ http::Response handle_checkpoint(ApiContext& ctx, http::RequestContext& rc) {
   return json_response(created ? 201 : 200, {{"step", *step}, {"created", created}});
 }
 
+// POST /agent/attach: a rank under an external engine joins its attempt (docs/executors.md).
+// 200 with the rank's assignment once every rank joined, 202 while others are missing.
+http::Response handle_attach(ApiContext& ctx, http::RequestContext& rc) {
+  if (rc.principal->attempt_id.empty())
+    throw http::forbidden("attach needs the attempt's attach token (PODIUM_ATTACH_TOKEN)");
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  in.string("engine", false, 32);
+  auto rank = in.integer("rank", true, 0, 1 << 20);
+  in.integer("world", false, 1, 1 << 20);
+  auto slice = in.integer("slice", true, 0, 1 << 20);
+  auto host = in.integer("host", true, 0, 1 << 20);
+  auto engine_job = in.string("engine_job", false, 128).value_or("");
+  in.string("engine_restart", false, 32);
+  in.string("node", false, 255);
+  auto address = in.string("address", false, 255).value_or("");
+  auto hostname = in.string("hostname", false, 255).value_or("");
+  in.string("version", false, 64);
+  in.reject_unknown_fields();
+  in.finish();
+  sched::JoinRequest join;
+  join.attempt_id = rc.principal->attempt_id;
+  join.rank = static_cast<int>(*rank);
+  join.slice = static_cast<int>(*slice);
+  join.host = static_cast<int>(*host);
+  join.address = address.empty() ? "127.0.0.1" : address;
+  join.hostname = hostname;
+  join.engine_job = engine_job;
+  try {
+    auto out = ctx.db.transact(
+        [&](db::Transaction& tx) { return sched::join_external_rank(tx, join, ctx.engine); });
+    if (!out) return json_response(202, {{"state", "waiting"}, {"retry_after_ms", 500}});
+    return json_response(200, *out);
+  } catch (const sched::JoinRefused& e) {
+    if (e.kind == sched::JoinRefused::Kind::mismatch)
+      throw http::unprocessable(e.what(), {{"rank", e.what()}});
+    throw http::conflict(e.what());
+  } catch (const std::invalid_argument& e) {
+    // The spec cannot be launched: the attempt ends as a config failure, the rank is told why.
+    ctx.db.transact([&](db::Transaction& tx) {
+      // Recorded as a config signature: the classifier then fails the run (deterministic).
+      tx.exec(
+          "INSERT INTO attempt_signatures (attempt_id, rank, signature, excerpt) VALUES ($1, "
+          "$2::int, $3, $4) ON CONFLICT DO NOTHING",
+          {join.attempt_id, std::to_string(join.rank),
+           std::string(core::to_string(core::FailureSignature::invalid_config_value)),
+           std::string("cannot launch: ") + e.what()});
+      sched::end_attempt(tx, join.attempt_id, std::string("cannot launch: ") + e.what(), false,
+                         ctx.engine);
+    });
+    throw http::conflict(std::string("cannot launch: ") + e.what());
+  }
+}
+
 }  // namespace
 
 void register_agent_routes(http::Router& router, ApiContext& ctx) {
+  router.add("POST", "/api/v1/agent/attach", http::Access::agent,
+             [&ctx](http::RequestContext& rc) { return handle_attach(ctx, rc); });
   router.add("POST", "/api/v1/agent/register", http::Access::agent,
              [&ctx](http::RequestContext& rc) { return handle_register(ctx, rc); });
   router.add("POST", "/api/v1/agent/heartbeat", http::Access::agent,

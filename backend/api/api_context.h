@@ -13,6 +13,7 @@
 #include "backend/db/database.h"
 #include "backend/db/notification_hub.h"
 #include "backend/sched/dispatch/engine_settings.h"
+#include "backend/sched/dispatch/external_attempts.h"
 
 namespace podium::api {
 
@@ -22,8 +23,9 @@ struct ApiContext {
   metrics::Registry& metrics;
   std::string cursor_key;  // MAC key for pagination cursors, from the settings table
   std::shared_ptr<spdlog::logger> log;
-  db::NotificationHub& hub;        // wakes long-polls and live log followers
-  sched::EngineSettings engine;    // heartbeat, grace, ports, workload launch settings
+  db::NotificationHub& hub;                    // wakes long-polls and live log followers
+  sched::EngineSettings engine;                // heartbeat, grace, ports, workload launch settings
+  sched::ExternalEngines* external = nullptr;  // Slurm / Kubernetes executors (manifests)
 };
 
 // Registration functions, one per resource file.

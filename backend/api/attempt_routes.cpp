@@ -22,7 +22,7 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
             "array_to_json(slices)::text AS slices, coordinator_address, coordinator_port, "
             "ending_cause, failure_class, classification::text AS classification, "
             "restart_decision::text AS restart_decision, resumed_from_step, first_step, "
-            "last_step, " +
+            "last_step, executor, engine_job_id, engine_state, engine_end::text AS engine_end, " +
                 rfc3339("created_at") + " AS created_at, " + rfc3339("running_at") +
                 " AS started_at, " + rfc3339("finished_at") +
                 " AS ended_at FROM attempts WHERE run_id = $1 AND ($2::bigint IS NULL OR seq > "
@@ -33,7 +33,8 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
             "SELECT ah.attempt_id, ah.rank, ah.worker_id, ah.slice, ah.host, ah.gang_slice, "
             "ah.address, ah.state, ah.pid, ah.exit_code, ah.signal, " +
                 rfc3339("ah.started_at") + " AS started_at, " + rfc3339("ah.ended_at") +
-                " AS ended_at, w.hostname FROM attempt_hosts ah JOIN attempts a ON a.id = "
+                " AS ended_at, COALESCE(w.hostname, NULLIF(ah.hostname, '')) AS hostname FROM "
+                "attempt_hosts ah JOIN attempts a ON a.id = "
                 "ah.attempt_id LEFT JOIN workers w ON w.id = ah.worker_id WHERE a.run_id = $1 "
                 "ORDER BY a.seq, ah.rank",
             {run_id});
@@ -88,6 +89,13 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
          {"last_step", nullable_int(attempts, i, "last_step")},
          {"steps_redone", redone},
          {"exit_codes", exit_codes},
+         {"executor", attempts.at(i, "executor")},
+         {"engine",
+          attempts.at(i, "executor") == "agent"
+              ? json(nullptr)
+              : json{{"job_id", nullable_string(attempts, i, "engine_job_id")},
+                     {"state", nullable_string(attempts, i, "engine_state")},
+                     {"end", json_column(attempts, i, "engine_end").value_or(json(nullptr))}}},
          {"created_at", attempts.at(i, "created_at")},
          {"started_at", nullable_string(attempts, i, "started_at")},
          {"ended_at", nullable_string(attempts, i, "ended_at")},

@@ -35,6 +35,20 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
     if (token.empty() || token.size() > 512) throw http::unauthorized("invalid token");
     const std::string hash = secrets::token_hash(token);
     return ctx.db.transact([&](db::Transaction& tx) -> std::optional<http::Principal> {
+      if (token.rfind("pda_", 0) == 0) {
+        // A rank's attach token: minted for one attempt at its submission, dead once it ends.
+        auto r = tx.exec(
+            "SELECT a.id, r.cluster_id FROM attempts a JOIN runs r ON r.id = a.run_id WHERE "
+            "a.attach_token_hash = $1 AND a.finished_at IS NULL",
+            {hash});
+        if (r.empty()) throw http::unauthorized("invalid token, or its attempt has finished");
+        http::Principal p;
+        p.kind = http::Principal::Kind::worker;
+        p.token_id = "attach:" + r.at(0, "id");
+        p.cluster_id = r.at(0, "cluster_id");
+        p.attempt_id = r.at(0, "id");
+        return p;
+      }
       if (token.rfind("pdw_", 0) == 0) {
         auto r = tx.exec(
             "UPDATE worker_tokens SET last_used_at = now() WHERE token_hash = $1 AND revoked_at IS "

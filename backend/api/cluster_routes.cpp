@@ -1,5 +1,6 @@
 // Clusters: slices of one accelerator type, their workers and worker tokens.
 #include "engine/core/accelerator.h"
+#include "engine/core/executor.h"
 #include "engine/core/provisioning.h"
 
 #include "backend/api/api_context.h"
@@ -28,7 +29,7 @@ bool valid_name(const std::string& s) {
 std::string cluster_select(const std::string& heartbeat_seconds_param) {
   return "SELECT c.id, c.seq, c.name, c.accelerator, c.num_slices, c.capacity, c.zone, "
          "c.price_per_chip_hour, "
-         "c.labels::text AS labels, " +
+         "c.labels::text AS labels, c.executor::text AS executor, " +
          rfc3339("c.created_at") + " AS created_at, " + rfc3339("c.updated_at") +
          " AS updated_at, "
          "(SELECT count(*) FROM workers w WHERE w.cluster_id = c.id) AS registered, "
@@ -38,15 +39,17 @@ std::string cluster_select(const std::string& heartbeat_seconds_param) {
 }
 
 nlohmann::json cluster_json(const db::Result& r, size_t i) {
-  nlohmann::json j = {{"id", r.at(i, "id")},
-                      {"name", r.at(i, "name")},
-                      {"num_slices", r.int64(i, "num_slices")},
-                      {"capacity", r.at(i, "capacity")},
-                      {"zone", r.at(i, "zone")},
-                      {"price_per_chip_hour", nullable_double(r, i, "price_per_chip_hour")},
-                      {"labels", json_column(r, i, "labels").value_or(nlohmann::json::object())},
-                      {"created_at", r.at(i, "created_at")},
-                      {"updated_at", r.at(i, "updated_at")}};
+  nlohmann::json j = {
+      {"id", r.at(i, "id")},
+      {"name", r.at(i, "name")},
+      {"num_slices", r.int64(i, "num_slices")},
+      {"capacity", r.at(i, "capacity")},
+      {"zone", r.at(i, "zone")},
+      {"price_per_chip_hour", nullable_double(r, i, "price_per_chip_hour")},
+      {"labels", json_column(r, i, "labels").value_or(nlohmann::json::object())},
+      {"executor", json_column(r, i, "executor").value_or(nlohmann::json{{"kind", "agent"}})},
+      {"created_at", r.at(i, "created_at")},
+      {"updated_at", r.at(i, "updated_at")}};
   auto parsed = core::parse_accelerator(r.at(i, "accelerator"));
   int64_t expected = 0;
   if (parsed.type) {
@@ -68,6 +71,17 @@ http::Problem accelerator_problem(const core::AcceleratorError& e) {
                                {{"accelerator", e.message}});
   p.extra["valid_choices"] = e.valid_choices;
   return p;
+}
+
+// The executor field, validated (engine/core/executor.h); errors join the reader's 422.
+std::optional<std::string> read_executor(http::ObjectReader& in) {
+  if (!in.present("executor")) return std::nullopt;
+  auto value = in.any("executor");
+  if (!value || value->is_null()) return std::string(R"({"kind":"agent"})");
+  auto parsed = core::parse_executor(*value);
+  for (const auto& e : parsed.errors) in.error(e.field, e.message);
+  if (!parsed.executor) return std::nullopt;
+  return core::to_json(*parsed.executor).dump();
 }
 
 std::string heartbeat_param(const ApiContext& ctx) {
@@ -114,6 +128,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto zone = in.string("zone", false, 128);
     auto price = in.number("price_per_chip_hour", false, 0, 1e6);
     auto labels = in.object("labels", false, true);
+    auto executor = read_executor(in);
     if (name && !valid_name(*name))
       in.error("name",
                "use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit");
@@ -128,11 +143,12 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
       tx.exec(
           "INSERT INTO clusters (id, name, accelerator, num_slices, capacity, zone, "
           "price_per_chip_hour, labels, "
-          "created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)",
+          "created_by, executor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, "
+          "COALESCE($10::jsonb, '{\"kind\":\"agent\"}'::jsonb))",
           {id, *name, parsed.type->type, std::to_string(num_slices.value_or(1)),
            capacity.value_or("on-demand"), zone.value_or(""),
            price ? db::Param(std::to_string(*price)) : db::Param(),
-           labels.value_or(nlohmann::json::object()).dump(), user_id(rc)});
+           labels.value_or(nlohmann::json::object()).dump(), user_id(rc), executor});
       audit(tx, rc, "create", "cluster", id, {{"name", *name}, {"accelerator", parsed.type->type}});
       return load_cluster(ctx, tx, id);
     });
@@ -157,6 +173,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
         auto price = in.number("price_per_chip_hour", false, 0, 1e6);
         const bool clear_price = in.is_null("price_per_chip_hour");
         auto labels = in.object("labels", false, true);
+        auto executor = read_executor(in);
         for (const char* fixed : {"name", "accelerator", "id"})
           if (in.present(fixed)) {
             in.any(fixed);
@@ -173,11 +190,12 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
               "zone = coalesce($4, zone), price_per_chip_hour = CASE WHEN $6::boolean THEN NULL "
               "ELSE "
               "coalesce($5::double precision, price_per_chip_hour) END, labels = "
-              "coalesce($7::jsonb, labels), "
+              "coalesce($7::jsonb, labels), executor = coalesce($8::jsonb, executor), "
               "updated_at = now() WHERE id = $1",
               {*id, num_slices ? db::Param(std::to_string(*num_slices)) : db::Param(), capacity,
                zone, price ? db::Param(std::to_string(*price)) : db::Param(),
-               clear_price ? "true" : "false", labels ? db::Param(labels->dump()) : db::Param()});
+               clear_price ? "true" : "false", labels ? db::Param(labels->dump()) : db::Param(),
+               executor});
           audit(tx, rc, "update", "cluster", *id, body);
           return load_cluster(ctx, tx, *id);
         });

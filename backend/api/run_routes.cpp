@@ -169,6 +169,24 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
                return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
              });
 
+  // What an external executor was or would be given (the sbatch script, the JobSet YAML).
+  router.add("GET", "/api/v1/runs/{id}/manifest", http::Access::reader,
+             [&ctx](http::RequestContext& rc) {
+               auto out = ctx.db.transact(
+                   [&](db::Transaction& tx) -> std::optional<nlohmann::json> {
+                     load_run(tx, rc.param("id"));
+                     if (!ctx.external) return std::nullopt;
+                     return ctx.external->manifest(tx, rc.param("id"));
+                   },
+                   db::TxMode::read_only);
+               if (!out)
+                 throw http::conflict(
+                     "run " + rc.param("id") +
+                     " runs on Podium's agents (its cluster's executor is agent): there is no "
+                     "engine manifest");
+               return json_response(200, *out);
+             });
+
   router.add("GET", "/api/v1/runs/{id}/checkpoints", http::Access::reader,
              [&ctx](http::RequestContext& rc) {
                auto r = ctx.db.transact(

@@ -208,6 +208,28 @@ int runs_summary(Context& ctx) {
   return print_object(ctx, c);
 }
 
+// The engine manifest (sbatch script, JobSet YAML) as text, ready for a file or a diff.
+int runs_manifest(Context& ctx) {
+  const Call c = call(ctx, "GET", run_path(ctx.args.positionals[0]) + "/manifest");
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+    return kExitOk;
+  }
+  const Json* text = find_path(c.json, "manifest");
+  if (!text || !text->is_string()) return report_unreadable(ctx, "expected a manifest");
+  const Json* applied = find_path(c.json, "applied");
+  const Json* executor = find_path(c.json, "executor");
+  const Json* job = find_path(c.json, "job_id");
+  ctx.out << "# " << (executor && executor->is_string() ? executor->get<std::string>() : "engine")
+          << (applied && applied->is_boolean() && applied->get<bool>()
+                  ? " manifest as applied"
+                  : " manifest as it would be applied")
+          << (job && job->is_string() ? " (job " + job->get<std::string>() + ")" : "") << "\n"
+          << text->get<std::string>();
+  return kExitOk;
+}
+
 // ----- plan -----
 
 int plan_command(Context& ctx) {
@@ -472,6 +494,10 @@ void add_run_commands(std::vector<Command>& out) {
                              {kLimitOption, kAllOption}, 1, 1, runs_events));
   out.push_back(make_command("runs", "checkpoints", "ID", "list a run's checkpoints",
                              {kLimitOption, kAllOption}, 1, 1, runs_checkpoints));
+  out.push_back(make_command(
+      "runs", "manifest", "ID",
+      "print what a Slurm or Kubernetes executor was or would be given (sbatch script, JobSet)", {},
+      1, 1, runs_manifest));
   out.push_back(make_command(
       "runs", "metrics", "ID", "print a run's metrics per step",
       {{"fields", 0, true, false, "A,B", "series to fetch, e.g. loss,step_seconds"},

@@ -64,6 +64,15 @@ const std::vector<ConfigKey>& config_keys() {
        "base_output_directory of runs that set none (empty: <data_dir>/outputs)"},
       {"auth.session_ttl_hours", "PODIUM_AUTH_SESSION_TTL_HOURS", "", "168",
        "dashboard session lifetime"},
+      {"public_url", "PODIUM_PUBLIC_URL", "--public-url", "",
+       "this server's URL as hosts of external executors (Slurm nodes, Kubernetes pods) reach it "
+       "(empty: http://<listen address>:<port>)"},
+      {"executors.worker_path", "PODIUM_EXECUTORS_WORKER_PATH", "", "",
+       "path of podium-worker on Slurm nodes and in training images (empty: the one beside "
+       "podium-server)"},
+      {"executors.worker_image", "PODIUM_EXECUTORS_WORKER_IMAGE", "", "",
+       "image whose podium-worker an init container copies into Kubernetes pods (empty: "
+       "podium-worker is in the training image at executors.worker_path)"},
   };
   return keys;
 }
@@ -227,6 +236,13 @@ ConfigLoad load_config(const ConfigSources& sources) {
   if (c.workloads_python.empty()) return fail("workloads.python: must not be empty");
   c.workloads_reference_dir = values["workloads.reference_dir"];
   c.workloads_output_dir = values["workloads.output_dir"];
+  c.public_url = values["public_url"];
+  if (!c.public_url.empty() && c.public_url.rfind("http://", 0) != 0 &&
+      c.public_url.rfind("https://", 0) != 0)
+    return fail("public_url: expected an http:// or https:// URL, got '" + c.public_url + "'");
+  while (!c.public_url.empty() && c.public_url.back() == '/') c.public_url.pop_back();
+  c.executors_worker_path = values["executors.worker_path"];
+  c.executors_worker_image = values["executors.worker_image"];
   c.log_level = values["log.level"];
   static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error"};
   if (!levels.count(c.log_level))

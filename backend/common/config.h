@@ -45,6 +45,10 @@ struct ServerConfig {
   std::string workloads_reference_dir;  // empty: the source tree's engine/workloads/reference
   std::string workloads_output_dir;     // empty: <data_dir>/outputs
   std::chrono::hours session_ttl{168};
+
+  std::string public_url;              // empty: http://<listen_host>:<listen_port>
+  std::string executors_worker_path;   // empty: podium-worker beside podium-server
+  std::string executors_worker_image;  // empty: podium-worker is in the training image
 };
 
 struct ConfigKey {

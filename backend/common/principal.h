@@ -14,6 +14,8 @@ struct Principal {
   std::string username;  // users only
   Role role = Role::viewer;
   std::string cluster_id;  // workers only: the cluster the token belongs to
+  // Attach tokens only (a rank under Slurm or Kubernetes): the one attempt it may act for.
+  std::string attempt_id;
   std::string token_id;    // API token or worker token id ("" for session cookies)
   std::string session_id;  // dashboard sessions
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "backend/db/notification_hub.h"
 #include "backend/http/server.h"
 #include "backend/sched/dispatch/dispatcher.h"
+#include "backend/sched/executors/slurm_executor.h"
 
 extern char** environ;
 
@@ -202,10 +204,43 @@ int run(int argc, char** argv) {
           .string();
   engine.launch.grace_seconds = static_cast<int>(config.cancel_grace.count());
 
-  api::ApiContext ctx{database, config, registry, boot.cursor_key, log, hub, engine};
+  // External executors: the engines' tools get PATH, HOME, SLURM_CONF, KUBECONFIG and nothing
+  // else of this process's environment (its database URL and tokens stay here).
+  std::map<std::string, std::string> server_env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    if (auto eq = kv.find('='); eq != std::string::npos)
+      server_env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  const auto tool_env = sched::tool_environment(server_env);
+  auto runner = sched::make_posix_command_runner();
+  sched::ExternalEngineSettings external_settings;
+  external_settings.server_url = config.public_url;
+  external_settings.worker_path = config.executors_worker_path;
+  if (external_settings.worker_path.empty()) {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) external_settings.worker_path = (self.parent_path() / "podium-worker").string();
+  }
+  external_settings.worker_image = config.executors_worker_image;
+  external_settings.output_dir =
+      (std::filesystem::path(engine.launch.output_dir) / "slurm").string();
+  {
+    std::error_code ec;
+    std::filesystem::create_directories(external_settings.output_dir, ec);
+  }
+  sched::ExternalEngines external(
+      database, engine, external_settings,
+      {
+          {"slurm", std::make_shared<sched::SlurmEngine>(runner, tool_env)},
+      },
+      log);
+
+  api::ApiContext ctx{database, config, registry, boot.cursor_key, log, hub, engine, &external};
   api::App app(ctx);
   api::register_engine_metrics(ctx);
   sched::Dispatcher dispatcher(database, hub, engine, log);
+  dispatcher.set_external_engines(&external);
 
   http::ServerOptions so;
   so.host = config.listen_host;
@@ -238,6 +273,10 @@ int run(int argc, char** argv) {
       (config.listen_host.find(':') != std::string::npos ? "[" + config.listen_host + "]"
                                                          : config.listen_host) +
       ":" + std::to_string(server.port());
+  if (config.public_url.empty()) {
+    const bool wildcard = config.listen_host == "0.0.0.0" || config.listen_host == "::";
+    external.set_server_url(wildcard ? "http://127.0.0.1:" + std::to_string(server.port()) : url);
+  }
   dispatcher.start();
   log->info(
       jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));

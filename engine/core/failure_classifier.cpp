@@ -164,6 +164,11 @@ FailureClassification classify_failure(const AttemptEvidence& evidence) {
     }
   }
 
+  // 2b. An external engine's verdict on its job (NODE_FAIL, PREEMPTED, a JobSet's evicted pod):
+  // the engine saw the cause that the ranks' exits only reflect (a node set down SIGTERMs the
+  // ranks on the healthy nodes too).
+  if (evidence.engine_class) return fail(*evidence.engine_class, evidence.engine_reason);
+
   // 3. A vanished rank.
   for (const RankOutcome& r : evidence.ranks) {
     if (r.vanished && !r.stopped_by_podium) {

@@ -9,6 +9,8 @@
 //     config (invalid key/value) > mesh > oom > nan > data_exhausted.
 //     They beat everything below because re-running the same spec fails the same way: a host
 //     that vanished while the others hit an OOM must not buy the run a free retry.
+//  2b. An external engine's verdict (Slurm NODE_FAIL -> host_lost, PREEMPTED -> preempted, ...):
+//     the engine saw the cause; the ranks' exits (SIGTERM on every node) are its consequence.
 //  3. A rank vanished (heartbeat deadline, worker gone) -> host_lost. It beats the exit codes of
 //     the other ranks, which are the consequence (collectives time out, coordinator unreachable).
 //  4. Preemption: a preemption notice, MaxText's "Job is preempted." signature, or a SIGTERM
@@ -52,6 +54,10 @@ struct AttemptEvidence {
   bool user_cancelled = false;     // the run is being cancelled by a user
   bool preemption_notice = false;  // a worker/platform reported a preemption/maintenance notice
   std::vector<FailureSignature> signatures;  // log signatures seen on any rank
+  // What an external engine (Slurm, Kubernetes) said of its job, when it implies a class
+  // (engine/core/engine_observation.h).
+  std::optional<FailureClass> engine_class;
+  std::string engine_reason;
 };
 
 enum class AttemptOutcome { succeeded, failed, cancelled };

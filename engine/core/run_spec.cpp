@@ -54,7 +54,8 @@ const std::set<std::string, std::less<>> kTopLevelFields = {"name",
                                                             "entrypoint",
                                                             "config_file",
                                                             "workdir",
-                                                            "env"};
+                                                            "env",
+                                                            "image"};
 
 constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTags = 32;
@@ -307,6 +308,17 @@ RunSpecParse parse_run_spec(const json& body) {
   if (has("config_file")) {
     if (auto c = p.string(body["config_file"], "config_file", true)) spec.config_file = *c;
   }
+  if (has("image")) {
+    if (auto i = p.string(body["image"], "image", true)) {
+      bool ok = i->size() <= 512;
+      for (char c : *i)
+        if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) ok = false;
+      if (!ok)
+        p.error("image",
+                "must be a container image reference without spaces (Kubernetes executors)");
+      spec.image = *i;
+    }
+  }
   if (has("workdir")) {
     if (auto w = p.string(body["workdir"], "workdir", true)) {
       if (w->front() != '/') p.error("workdir", "must be an absolute path on the hosts");
@@ -538,6 +550,7 @@ json to_json(const RunSpec& s) {
                                                      : json(s.entrypoint_argv)},
           {"config_file", s.config_file ? json(*s.config_file) : json(nullptr)},
           {"workdir", s.workdir ? json(*s.workdir) : json(nullptr)},
+          {"image", s.image ? json(*s.image) : json(nullptr)},
           {"env", s.env}};
 }
 

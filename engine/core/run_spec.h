@@ -60,6 +60,8 @@ struct RunSpec {
   std::vector<std::string> entrypoint_argv;
   std::optional<std::string> config_file;
   std::optional<std::string> workdir;
+  // image: the container image of the ranks on Kubernetes executors (over the cluster's).
+  std::optional<std::string> image;
   std::map<std::string, std::string> env;
 
   // ICI / DCN values keyed by mesh axis name ("fsdp", "tensor", "stage", ...).

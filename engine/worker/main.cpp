@@ -9,13 +9,112 @@
 #include <thread>
 
 #include "engine/client/http_client.h"
+#include "engine/core/attach_identity.h"
 #include "engine/worker/agent.h"
+#include "engine/worker/attach.h"
 #include "engine/worker/logging.h"
 #include "engine/worker/options.h"
 
 namespace {
 
 using namespace podium::worker;
+
+std::optional<std::string> env_value(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
+const char* kAttachHelp =
+    "usage: podium-worker attach [--server URL] [--workdir DIR] [--address ADDR]\n"
+    "                            [--log-format text|json] [-- COMMAND...]\n"
+    "\n"
+    "The entrypoint of one rank under Slurm or Kubernetes (docs/executors.md). The rank's place\n"
+    "comes from the engine's environment (SLURM_PROCID, JOB_COMPLETION_INDEX, ...), the token\n"
+    "from PODIUM_ATTACH_TOKEN, the server from --server or PODIUM_SERVER. A COMMAND after --\n"
+    "replaces the rank's command (its environment still comes from Podium).\n";
+
+// podium-worker attach: one rank, then exit with its status.
+int run_attach_command(const std::vector<std::string>& args, const sigset_t& signals) {
+  std::string server = env_value("PODIUM_SERVER").value_or("");
+  std::string workdir, address = default_address(), log_format = "text";
+  std::vector<std::string> command;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      const std::string f(flag);
+      if (a == f && i + 1 < args.size()) return args[++i];
+      if (a.rfind(f + "=", 0) == 0) return a.substr(f.size() + 1);
+      return std::nullopt;
+    };
+    if (a == "--") {
+      command.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+      break;
+    }
+    if (a == "--help" || a == "-h") {
+      std::cout << kAttachHelp;
+      return 0;
+    }
+    if (auto v = value("--server"))
+      server = *v;
+    else if (auto v2 = value("--workdir"))
+      workdir = *v2;
+    else if (auto v3 = value("--address"))
+      address = *v3;
+    else if (auto v4 = value("--log-format"))
+      log_format = *v4;
+    else {
+      std::cerr << "podium-worker attach: unknown argument '" << a << "'\n" << kAttachHelp;
+      return 2;
+    }
+  }
+  configure_logging(log_format);
+  std::string url_error;
+  if (server.empty() || !podium::client::parse_base_url(server, &url_error)) {
+    std::cerr << "podium-worker attach: --server/PODIUM_SERVER: "
+              << (server.empty() ? "required" : url_error) << "\n";
+    return 2;
+  }
+  const auto token = env_value("PODIUM_ATTACH_TOKEN");
+  if (!token || token->empty()) {
+    std::cerr << "podium-worker attach: PODIUM_ATTACH_TOKEN is not set (Podium puts it in the "
+                 "job's environment at submission)\n";
+    return 2;
+  }
+  const auto identity = podium::core::identify_rank(env_value);
+  if (!identity.identity) {
+    std::cerr << "podium-worker attach: " << identity.error << "\n";
+    return 2;
+  }
+  const auto& id = *identity.identity;
+  AttachOptions options;
+  const std::string attempt = env_value("PODIUM_ATTEMPT_ID").value_or("attempt");
+  options.workdir = workdir.empty()
+                        ? std::filesystem::temp_directory_path() /
+                              ("podium-attach-" + attempt + "-" + std::to_string(id.rank))
+                        : std::filesystem::path(workdir);
+  options.address = address;
+  options.hostname = default_hostname();
+  options.command = command;
+  options.echo = [](const std::string& line) { std::cout << line << '\n' << std::flush; };
+  log().info("podium-worker attach {}: {} rank {} of {} (slice {}, host {}), server {}",
+             podium::client::client_version(), id.engine, id.rank, id.world, id.slice, id.host,
+             server);
+  std::atomic<bool> stop{false};
+  std::thread signal_thread([&stop, signals] {
+    int sig = 0;
+    while (sigwait(&signals, &sig) == 0) {
+      log().info("received {}; stopping the rank", strsignal(sig));
+      stop = true;
+    }
+  });
+  signal_thread.detach();
+  const int code = run_attach(id, options, make_http_control_plane(server, *token),
+                              make_posix_launcher(), std::make_shared<SteadyClock>(), stop);
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
 
 int run(int argc, char** argv) {
   // Signals are taken by one thread with sigwait; every other thread (and, until exec, every
@@ -32,6 +131,8 @@ int run(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args.front() == "attach")
+    return run_attach_command(std::vector<std::string>(args.begin() + 1, args.end()), signals);
   const ParsedFlags parsed = parse_flags(args, [](const std::string& name) {
     const char* v = std::getenv(name.c_str());
     return v != nullptr ? std::optional<std::string>(v) : std::nullopt;

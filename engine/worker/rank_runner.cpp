@@ -116,6 +116,11 @@ bool RankRunner::exit_reported() const {
   return exit_reported_;
 }
 
+std::optional<ExitStatus> RankRunner::exit_status() const {
+  std::lock_guard lock(mu_);
+  return exit_status_;
+}
+
 std::optional<pid_t> RankRunner::pid() const {
   std::lock_guard lock(mu_);
   return pid_;
@@ -226,6 +231,7 @@ void RankRunner::supervise() {
     if (output_open) {
       chunks.clear();
       output_open = child.read_output(kReadSlice, chunks);
+      const size_t before = pending.size();
       for (const auto& chunk : chunks) {
         (chunk.stream == Stream::out ? out_split : err_split).feed(chunk.bytes, pending);
       }
@@ -239,6 +245,8 @@ void RankRunner::supervise() {
         out_split.finish(pending);
         err_split.finish(pending);
       }
+      if (ctx_.echo)
+        for (size_t i = before; i < pending.size(); ++i) ctx_.echo(pending[i]);
       continue;
     }
     if (exit) break;
@@ -260,6 +268,10 @@ void RankRunner::supervise() {
   log().info("attempt {} rank {}: process {} {} {}", assignment_.attempt_id, assignment_.rank,
              child.pid(), exit->signal ? "killed by signal" : "exited with status",
              exit->signal ? *exit->signal : exit->exit_code.value_or(-1));
+  {
+    std::lock_guard lock(mu_);
+    exit_status_ = *exit;
+  }
   enqueue(Report{"status", exit_body(assignment_.rank, *exit), true});
 }
 

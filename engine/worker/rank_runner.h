@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -46,6 +47,9 @@ struct RankContext {
   std::vector<std::string> base_env;    // the agent's environment
   RetryTimings timings;
   SpoolOptions spool;
+  // Each line of the rank's output as it is read (podium-worker attach: the engine's own log,
+  // `kubectl logs` or slurm-<id>.out, keeps the lines too). Called on the supervisor thread.
+  std::function<void(const std::string&)> echo;
 };
 
 class RankRunner {
@@ -64,6 +68,8 @@ class RankRunner {
   bool finished() const;  // every thread ended
   bool wait_finished(std::chrono::milliseconds timeout) const;
   bool exit_reported() const;
+  // How the process ended, once it did.
+  std::optional<ExitStatus> exit_status() const;
 
   const Assignment& assignment() const { return assignment_; }
   std::optional<pid_t> pid() const;
@@ -101,6 +107,7 @@ class RankRunner {
   std::optional<std::chrono::milliseconds> pending_cancel_;
   ProcessSupervisor* supervisor_ = nullptr;  // while the process runs (guarded by mu_)
   std::optional<pid_t> pid_;
+  std::optional<ExitStatus> exit_status_;
   std::deque<Report> reports_;
 
   std::thread supervise_thread_;

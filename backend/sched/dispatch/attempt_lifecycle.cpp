@@ -92,7 +92,8 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
                             const EngineSettings&) {
   auto a = tx.exec(
       "SELECT a.id, a.run_id, a.number, a.state, a.ending_cause, a.user_cancelled, "
-      "a.num_slices, r.state AS run_state, r.spec::text AS spec, r.restarts "
+      "a.num_slices, a.executor, a.engine_end::text AS engine_end, r.state AS run_state, "
+      "r.spec::text AS spec, r.restarts "
       "FROM attempts a JOIN runs r ON r.id = a.run_id WHERE a.id = $1 AND a.finished_at IS NULL "
       "FOR UPDATE OF a, r",
       {attempt_id});
@@ -100,6 +101,13 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
   auto open = tx.exec("SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND ended_at IS NULL",
                       {attempt_id});
   if (!open.empty()) return false;
+  // An external engine's job is over only when the engine says so (its verdict may be the
+  // cause: a node set down SIGTERMs every rank before the job is marked NODE_FAIL).
+  json engine_end = nullptr;
+  if (a.at(0, "executor") != "agent") {
+    if (a.is_null(0, "engine_end")) return false;
+    engine_end = json::parse(a.at(0, "engine_end"), nullptr, false);
+  }
 
   const std::string run_id = a.at(0, "run_id");
   const std::string run_state = a.at(0, "run_state");
@@ -126,6 +134,12 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
     o.stopped_by_podium = (st == "exited" && ranks.boolean(i, "stopped")) || st == "cancelled";
     if (st == "cancelled") o.signal = 15;  // never started: counts as stopped by Podium
     evidence.ranks.push_back(o);
+  }
+  if (engine_end.is_object() && engine_end.contains("failure_class") &&
+      engine_end["failure_class"].is_string()) {
+    evidence.engine_class =
+        core::parse_failure_class(engine_end["failure_class"].get<std::string>());
+    evidence.engine_reason = engine_end.value("reason", std::string());
   }
   auto sigs = tx.exec("SELECT DISTINCT signature FROM attempt_signatures WHERE attempt_id = $1",
                       {attempt_id});

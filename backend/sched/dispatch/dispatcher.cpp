@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/sched/dispatch/attempt_lifecycle.h"
+#include "backend/sched/dispatch/external_attempts.h"
 #include "backend/sched/launch_spec.h"
 #include "backend/sched/placement.h"
 #include "engine/core/accelerator.h"
@@ -21,18 +22,6 @@ std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string random_suffix() {
-  static thread_local std::uint64_t state =
-      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-      reinterpret_cast<std::uintptr_t>(&state);
-  state ^= state << 13;
-  state ^= state >> 7;
-  state ^= state << 17;
-  char buf[17];
-  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(state));
-  return buf;
-}
-
 struct WorkerInfo {
   std::string address;
   int devices = 1;
@@ -41,7 +30,8 @@ struct WorkerInfo {
 struct ClusterInfo {
   ClusterSnapshot snapshot;
   int num_slices = 1;
-  std::string accelerator_kind;  // tpu, gpu, cpu ("" when the type is unknown)
+  std::string accelerator_kind;    // tpu, gpu, cpu ("" when the type is unknown)
+  std::string executor = "agent";  // agent | slurm | kubernetes (engine/core/executor.h)
   int devices_per_host = 0;
   std::map<std::string, WorkerInfo> workers;
 };
@@ -56,7 +46,8 @@ int hosts_per_slice(const std::string& accelerator) {
 std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json& cluster_ids,
                                                  bool lock, const EngineSettings& settings) {
   std::map<std::string, ClusterInfo> out;
-  auto c = tx.exec(std::string("SELECT id, accelerator, num_slices FROM clusters WHERE id IN "
+  auto c = tx.exec(std::string("SELECT id, accelerator, num_slices, executor->>'kind' AS executor "
+                               "FROM clusters WHERE id IN "
                                "(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id") +
                        (lock ? " FOR UPDATE SKIP LOCKED" : ""),
                    {dump(cluster_ids)});
@@ -70,6 +61,7 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
         info.devices_per_host = parsed.type->devices_per_slice / parsed.type->hosts_per_slice;
     }
     info.num_slices = static_cast<int>(c.int64(i, "num_slices"));
+    info.executor = c.opt(i, "executor").value_or("agent");
     out[info.snapshot.id] = std::move(info);
   }
   if (out.empty()) return out;
@@ -108,32 +100,6 @@ std::optional<int> min_slices_of(const json& spec) {
   return std::nullopt;
 }
 
-// The lowest port of the range, after the one used last, that no live attempt with the same
-// coordinator address holds (so a restarted attempt does not reuse its predecessor's port, which
-// may linger in TIME_WAIT).
-int allocate_port(db::Transaction& tx, const std::string& address, const EngineSettings& s) {
-  auto used = tx.exec(
-      "SELECT coordinator_port FROM attempts WHERE finished_at IS NULL AND "
-      "coordinator_address = $1",
-      {address});
-  std::set<int> taken;
-  for (size_t i = 0; i < used.size(); ++i)
-    taken.insert(static_cast<int>(used.int64(i, "coordinator_port")));
-  auto last = tx.exec("SELECT coordinator_port FROM attempts ORDER BY seq DESC LIMIT 1");
-  const int slots = std::max(1, s.coordinator_port_count / 2);
-  int start = 0;
-  if (!last.empty()) {
-    const int p = static_cast<int>(last.int64(0, "coordinator_port"));
-    if (p >= s.coordinator_port_first) start = ((p - s.coordinator_port_first) / 2 + 1) % slots;
-  }
-  for (int k = 0; k < slots; ++k) {
-    const int port = s.coordinator_port_first + 2 * ((start + k) % slots);
-    if (!taken.count(port)) return port;
-  }
-  throw std::runtime_error("no free coordinator port for " + address +
-                           " (scheduler.coordinator_port_count too small)");
-}
-
 struct Candidate {
   std::string id;
   std::string cluster_id;
@@ -170,7 +136,7 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
   LaunchInput in;
   in.run_id = run.id;
   in.run_name = run.id;
-  in.attempt_id = "att_" + random_suffix();
+  in.attempt_id = new_attempt_id();
   in.attempt_number = number;
   in.spec = run.spec;
   in.dataset_uri = run.dataset_uri;
@@ -193,7 +159,7 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
   }
   std::vector<RankLaunch> launches;
   try {
-    in.port = allocate_port(tx, in.members.front().address, settings);
+    in.port = allocate_coordinator_port(tx, in.members.front().address, settings);
     launches = build_launch(in);
   } catch (const std::exception& e) {
     tx.exec("UPDATE runs SET failure_class = 'config' WHERE id = $1", {run.id});
@@ -287,6 +253,7 @@ void Dispatcher::loop() {
       if (std::chrono::steady_clock::now() >= next_reap) {
         reap_once();
         check_growth_once();
+        if (external_) external_->drive_once();
         next_reap = std::chrono::steady_clock::now() + std::chrono::seconds(1);
       }
       schedule_once();
@@ -339,7 +306,8 @@ int Dispatcher::reap_once() {
   db_.transact([&](db::Transaction& tx) {
     auto orphans = tx.exec(
         "UPDATE attempt_hosts SET state = 'lost', ended_at = now() WHERE worker_id IS NULL AND "
-        "ended_at IS NULL RETURNING attempt_id");
+        "ended_at IS NULL AND attempt_id IN (SELECT id FROM attempts WHERE executor = 'agent' "
+        "AND finished_at IS NULL) RETURNING attempt_id");
     for (size_t i = 0; i < orphans.size(); ++i)
       end_attempt(tx, orphans.at(i, "attempt_id"), "host lost: its worker was removed", false,
                   settings_);
@@ -386,13 +354,30 @@ int Dispatcher::schedule_once() {
       candidates[c.id] = std::move(c);
     }
     auto clusters = read_clusters(tx, cluster_ids, true, settings_);
+    int placed = 0;
+    // External engines queue and place runs themselves: hand them over at once.
+    for (const auto& [id, key] : order) {
+      const auto& c = candidates[id];
+      auto cl = clusters.find(c.cluster_id);
+      if (cl == clusters.end() || cl->second.executor == "agent") continue;
+      ExternalRun run;
+      run.id = id;
+      run.state = c.state;
+      run.executor_kind = cl->second.executor;
+      run.num_slices = requested_slices(c.spec, cl->second.num_slices);
+      run.hosts_per_slice = cl->second.snapshot.hosts_per_slice;
+      create_external_attempt(tx, run, log_);
+      ++placed;
+    }
     std::vector<ClusterSnapshot> snapshots;
-    for (const auto& [id, info] : clusters) snapshots.push_back(info.snapshot);
+    for (const auto& [id, info] : clusters)
+      if (info.executor == "agent") snapshots.push_back(info.snapshot);
     std::vector<QueuedRun> queued;
     for (const auto& [id, key] : order) {
       const auto& c = candidates[id];
       auto cl = clusters.find(c.cluster_id);
       if (cl == clusters.end()) continue;  // another replica is placing on that cluster
+      if (cl->second.executor != "agent") continue;
       QueuedRun q;
       q.id = id;
       q.cluster = c.cluster_id;
@@ -412,7 +397,7 @@ int Dispatcher::schedule_once() {
           "UPDATE runs SET waiting_reason = $2 WHERE id = $1 AND waiting_reason IS DISTINCT FROM "
           "$2",
           {w.run_id, std::string(to_string(w.reason)) + ": " + w.detail});
-    return static_cast<int>(plan.placements.size());
+    return placed + static_cast<int>(plan.placements.size());
   });
 }
 

@@ -18,6 +18,7 @@
 #include "backend/db/database.h"
 #include "backend/db/notification_hub.h"
 #include "backend/sched/dispatch/engine_settings.h"
+#include "backend/sched/dispatch/external_attempts.h"
 
 namespace podium::sched {
 
@@ -39,6 +40,9 @@ class Dispatcher {
 
   const EngineSettings& settings() const { return settings_; }
 
+  // Slurm and Kubernetes attempts are driven from the same loop (before start()).
+  void set_external_engines(ExternalEngines* engines) { external_ = engines; }
+
  private:
   void loop();
 
@@ -51,6 +55,7 @@ class Dispatcher {
   // nothing about a host.
   std::chrono::steady_clock::time_point hearing_since_;
   bool database_failing_ = false;
+  ExternalEngines* external_ = nullptr;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -207,5 +207,28 @@ TEST(FailureClassifierTest, ClassifiesFromADigestOfRealLines) {
   EXPECT_EQ(classify_failure(e).failure_class, FailureClass::data_exhausted);
 }
 
+TEST(FailureClassifierTest, EngineVerdictBeatsTheSigtermsItCaused) {
+  // Slurm set a node down: both ranks got SIGTERM from outside Podium, which alone would read as
+  // a preemption; the engine's NODE_FAIL says the host was lost.
+  AttemptEvidence e;
+  e.ranks = {killed(0, 15), killed(1, 15)};
+  e.engine_class = FailureClass::host_lost;
+  e.engine_reason = "Slurm: a node of the job failed or was set down (NODE_FAIL, NodeDown)";
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::host_lost);
+  EXPECT_EQ(c.reason, e.engine_reason);
+  // Without it, the same exits are a preemption.
+  e.engine_class.reset();
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::preempted);
+}
+
+TEST(FailureClassifierTest, DeterministicLogSignatureStillBeatsTheEngine) {
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1), killed(1, 15)};
+  e.signatures = {FailureSignature::hbm_oom};
+  e.engine_class = FailureClass::host_lost;
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::oom);
+}
+
 }  // namespace
 }  // namespace podium::core

@@ -1,0 +1,190 @@
+// Issue 10 acceptance against a real Slurm (scripts/test-slurm.sh: slurmctld and two slurmd, n1
+// and n2, on this machine; the test command starts it and exports SLURM_CONF): a 2-node
+// reference run through sbatch/srun and `podium-worker attach` succeeds with both ranks' logs and
+// every step's metrics in Podium; a node set DOWN mid-run ends the attempt as host_lost and, after
+// the node is resumed, the run resumes from its latest checkpoint and succeeds with restarts 0;
+// a cancel leaves no Slurm job behind.
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "tests/e2e/support/e2e.h"
+
+namespace podium::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A shell command's standard output (and its exit status in *status).
+std::string sh(const std::string& command, int* status = nullptr) {
+  std::string out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int rc = pclose(p);
+  if (status) *status = rc;
+  return out;
+}
+
+std::string slurm_jobs_named(const std::string& name) {
+  return sh("squeue -h -o '%i %T' -n '" + name + "'");
+}
+
+class SlurmExecutor : public E2eTest {
+ protected:
+  void SetUp() override {
+    if (!std::getenv("SLURM_CONF"))
+      GTEST_SKIP() << "SLURM_CONF is not set: start the test Slurm with scripts/test-slurm.sh "
+                      "start (the README test command does)";
+    int status = 0;
+    const std::string nodes = sh("sinfo -h -N -o '%N %t' -p podium", &status);
+    ASSERT_EQ(status, 0) << "sinfo failed: " << nodes;
+    // A previous test may have left n2 down: bring it back before starting.
+    sh("scontrol update nodename=n1,n2 state=resume");
+    E2eTest::SetUp();
+  }
+  void TearDown() override {
+    if (std::getenv("SLURM_CONF")) sh("scontrol update nodename=n1,n2 state=resume");
+    E2eTest::TearDown();
+  }
+
+  std::string slurm_cluster() {
+    const std::string name = unique_name("slurm");
+    auto r = admin().post("/api/v1/clusters",
+                          {{"name", name},
+                           {"accelerator", "cpu-2"},
+                           {"num_slices", 1},
+                           {"executor", {{"kind", "slurm"}, {"partition", "podium"}}}});
+    EXPECT_EQ(r.status, 201) << r;
+    return name;
+  }
+
+  static std::string job_name(const std::string& run_id, int attempt) {
+    return "podium-" + run_id + "-" + std::to_string(attempt);
+  }
+};
+
+TEST_F(SlurmExecutor, TwoNodeReferenceRunSucceedsWithLogsAndMetrics) {
+  const auto cluster = slurm_cluster();
+  const auto ds = dataset();
+  const json run = submit(
+      reference_spec(unique_name("slurm-ok"), cluster, ds, {.steps = 30, .checkpoint_period = 10}));
+  const std::string id = run["id"];
+  json done;
+  ASSERT_TRUE(wait_for_state(id, "succeeded", 300s, &done));
+  EXPECT_EQ(done.value("restarts", -1), 0);
+
+  const auto att = attempts(id);
+  ASSERT_EQ(att.size(), 1u) << describe_attempts(att) << diagnostics(id);
+  const json& a = att[0];
+  EXPECT_EQ(a.value("executor", ""), "slurm");
+  ASSERT_TRUE(a["engine"].is_object()) << a.dump();
+  EXPECT_TRUE(a["engine"]["job_id"].is_string()) << a.dump();
+  EXPECT_EQ(a["engine"]["state"], "COMPLETED") << a.dump();
+  ASSERT_EQ(a["hosts"].size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto lines = stored_logs(id, a["id"], rank);
+    std::vector<std::string> text;
+    for (const auto& l : lines) text.push_back(l.value("line", ""));
+    EXPECT_EQ(step_lines(text), step_range(0, 30)) << "rank " << rank << " logs";
+    for (size_t i = 0; i < lines.size(); ++i)
+      EXPECT_EQ(lines[i].value("seq", -1), static_cast<int>(i)) << "rank " << rank;
+  }
+  EXPECT_TRUE(metrics_steps_are(metrics(id), step_range(0, 30), true));
+  EXPECT_EQ(checkpoint_steps(id), (std::vector<int>{10, 20, 30}));
+
+  // The manifest is what was given to sbatch, without the token.
+  auto m = admin().get("/api/v1/runs/" + id + "/manifest");
+  ASSERT_EQ(m.status, 200) << m;
+  EXPECT_EQ(m.json.value("applied", false), true);
+  const std::string text = m.json.value("manifest", "");
+  EXPECT_NE(text.find("--no-requeue"), std::string::npos) << text;
+  EXPECT_NE(text.find("attach"), std::string::npos) << text;
+  EXPECT_EQ(text.find("pda_"), std::string::npos) << "the token leaked into the manifest";
+  EXPECT_EQ(slurm_jobs_named(job_name(id, 1)), "");
+}
+
+TEST_F(SlurmExecutor, NodeSetDownIsHostLostAndTheRunResumesWithoutSpendingRestarts) {
+  const auto cluster = slurm_cluster();
+  const auto ds = dataset();
+  const json run = submit(reference_spec(unique_name("slurm-down"), cluster, ds,
+                                         {.steps = 60,
+                                          .per_device_batch_size = 8,
+                                          .max_target_length = 128,
+                                          .checkpoint_period = 10,
+                                          .max_restarts = 0}));
+  const std::string id = run["id"];
+  // Past checkpoint 10 and before checkpoint 30 (steps are a few tenths of a second).
+  ASSERT_TRUE(wait_for_run(
+      id, "attempt 1 past checkpoint 10",
+      [&](const json& r) {
+        if (r.value("state", "") != "running") return false;
+        auto steps = checkpoint_steps(id);
+        return !steps.empty() && steps.front() == 10;
+      },
+      240s));
+  int status = 0;
+  const std::string out = sh("scontrol update nodename=n2 state=down reason=podium-e2e", &status);
+  ASSERT_EQ(status, 0) << out;
+  std::cout << "n2 set down at checkpoint(s) " << ::testing::PrintToString(checkpoint_steps(id))
+            << "\n";
+
+  // The attempt ends as host_lost; the next one waits in Slurm while n2 is down.
+  json waiting;
+  ASSERT_TRUE(wait_for_run(
+      id, "attempt 1 host_lost and attempt 2 waiting in Slurm",
+      [&](const json& r) {
+        auto att = attempts(id);
+        return att.size() == 2 && att[0].value("failure_class", json()) == json("host_lost") &&
+               r.value("waiting_reason", json()).is_string() &&
+               r["waiting_reason"].get<std::string>().find("PENDING") != std::string::npos;
+      },
+      90s, &waiting));
+  const auto att1 = attempts(id);
+  EXPECT_EQ(att1[0]["engine"]["state"], "NODE_FAIL") << describe_attempts(att1);
+  EXPECT_EQ(waiting.value("restarts", -1), 0);
+  std::cout << "waiting while n2 is down: " << waiting.value("waiting_reason", "") << "\n";
+  EXPECT_NE(waiting.value("waiting_reason", "").find("slurm job"), std::string::npos)
+      << waiting.dump();
+  EXPECT_EQ(waiting.value("state", ""), "starting") << waiting.dump();
+
+  ASSERT_EQ((sh("scontrol update nodename=n2 state=resume", &status), status), 0);
+  json done;
+  ASSERT_TRUE(wait_for_state(id, "succeeded", 300s, &done));
+  EXPECT_EQ(done.value("restarts", -1), 0) << done.dump();
+  EXPECT_EQ(done.value("recoveries", -1), 1) << done.dump();
+  const auto att = attempts(id);
+  ASSERT_EQ(att.size(), 2u) << describe_attempts(att);
+  EXPECT_EQ(att[1].value("reason", ""), "recovery");
+  const json resumed = att[1].value("resumed_from_step", json());
+  ASSERT_TRUE(resumed.is_number_integer()) << describe_attempts(att);
+  EXPECT_GE(resumed.get<int>(), 10);
+  EXPECT_EQ(att[1].value("first_step", json()), resumed) << describe_attempts(att);
+  EXPECT_TRUE(metrics_steps_are(metrics(id), step_range(0, 60), false));
+  EXPECT_EQ(slurm_jobs_named(job_name(id, 2)), "");
+}
+
+TEST_F(SlurmExecutor, CancelLeavesNoSlurmJob) {
+  const auto cluster = slurm_cluster();
+  const auto ds = dataset();
+  const json run = submit(reference_spec(unique_name("slurm-cancel"), cluster, ds,
+                                         {.steps = 1000, .checkpoint_period = 500}));
+  const std::string id = run["id"];
+  ASSERT_TRUE(wait_for_state(id, "running", 240s));
+  ASSERT_NE(slurm_jobs_named(job_name(id, 1)), "");
+  auto c = admin().post("/api/v1/runs/" + id + "/cancel");
+  ASSERT_TRUE(c.status == 200 || c.status == 202) << c;
+  json done;
+  ASSERT_TRUE(wait_for_state(id, "cancelled", 60s, &done));
+  EXPECT_TRUE(eventually([&] { return slurm_jobs_named(job_name(id, 1)).empty(); }, 30s))
+      << slurm_jobs_named(job_name(id, 1));
+  const auto att = attempts(id);
+  ASSERT_EQ(att.size(), 1u);
+  EXPECT_EQ(att[0].value("state", ""), "cancelled") << describe_attempts(att);
+}
+
+}  // namespace
+}  // namespace podium::e2e
