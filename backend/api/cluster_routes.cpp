@@ -73,14 +73,19 @@ http::Problem accelerator_problem(const core::AcceleratorError& e) {
   return p;
 }
 
-// The executor field, validated (engine/core/executor.h); errors join the reader's 422.
-std::optional<std::string> read_executor(http::ObjectReader& in) {
-  if (!in.present("executor")) return std::nullopt;
-  auto value = in.any("executor");
-  if (!value || value->is_null()) return std::string(R"({"kind":"agent"})");
+// The executor field, validated (engine/core/executor.h); nullopt when absent. An invalid
+// executor is a 422 naming every field at fault (call after the reader's own checks passed).
+std::optional<std::string> read_executor(const std::optional<nlohmann::json>& value) {
+  if (!value) return std::nullopt;
+  if (value->is_null()) return std::string(R"({"kind":"agent"})");
   auto parsed = core::parse_executor(*value);
-  for (const auto& e : parsed.errors) in.error(e.field, e.message);
-  if (!parsed.executor) return std::nullopt;
+  if (!parsed.executor) {
+    std::vector<http::FieldError> errors;
+    for (const auto& e : parsed.errors) errors.push_back({e.field, e.message});
+    throw http::unprocessable(
+        "invalid executor: " + parsed.errors.front().field + " " + parsed.errors.front().message,
+        errors);
+  }
   return core::to_json(*parsed.executor).dump();
 }
 
@@ -128,7 +133,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto zone = in.string("zone", false, 128);
     auto price = in.number("price_per_chip_hour", false, 0, 1e6);
     auto labels = in.object("labels", false, true);
-    auto executor = read_executor(in);
+    auto executor_json = in.any("executor");
     if (name && !valid_name(*name))
       in.error("name",
                "use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit");
@@ -136,6 +141,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     in.finish();
     auto parsed = core::parse_accelerator(*accelerator);
     if (!parsed.type) throw accelerator_problem(*parsed.error);
+    const auto executor = read_executor(executor_json);
     const std::string id = new_id("clu");
     auto out = ctx.db.transact([&](db::Transaction& tx) {
       if (!tx.exec("SELECT 1 FROM clusters WHERE name = $1", {*name}).empty())
@@ -173,7 +179,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
         auto price = in.number("price_per_chip_hour", false, 0, 1e6);
         const bool clear_price = in.is_null("price_per_chip_hour");
         auto labels = in.object("labels", false, true);
-        auto executor = read_executor(in);
+        auto executor_json = in.any("executor");
         for (const char* fixed : {"name", "accelerator", "id"})
           if (in.present(fixed)) {
             in.any(fixed);
@@ -181,6 +187,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
           }
         in.reject_unknown_fields();
         in.finish();
+        const auto executor = read_executor(executor_json);
         auto out = ctx.db.transact([&](db::Transaction& tx) {
           auto id = find_cluster_id(tx, rc.param("id"));
           if (!id) throw http::not_found("no cluster " + rc.param("id"));

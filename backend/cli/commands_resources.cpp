@@ -56,6 +56,16 @@ int clusters_create(Context& ctx) {
       return usage_error(ctx, "--price-per-chip-hour must be a number >= 0, not '" + *v + "'");
     body["price_per_chip_hour"] = *price;
   }
+  if (auto v = ctx.args.value("executor")) {
+    // JSON, or a bare kind: --executor slurm is {"kind":"slurm"}.
+    Json e = Json::parse(*v, nullptr, false);
+    if (e.is_discarded()) e = Json{{"kind", *v}};
+    if (!e.is_object())
+      return usage_error(ctx,
+                         "--executor must be a JSON object such as "
+                         "'{\"kind\":\"slurm\",\"partition\":\"a3mega\"}' or a kind");
+    body["executor"] = std::move(e);
+  }
   const auto labels = ctx.args.values("label");
   if (!labels.empty()) {
     Json l = Json::object();
@@ -292,10 +302,13 @@ void add_resource_commands(std::vector<Command>& out) {
            {"capacity", 0, true, false, "KIND", "spot, on-demand or reservation"},
            {"zone", 0, true, false, "ZONE", "cloud zone, e.g. us-central1-c"},
            {"price-per-chip-hour", 0, true, false, "USD", "price used for cost figures"},
-           {"label", 0, true, true, "KEY=VALUE", "a label"}},
+           {"label", 0, true, true, "KEY=VALUE", "a label"},
+           {"executor", 0, true, false, "JSON",
+            "agent (default), slurm or kubernetes, with settings (docs/executors.md)"}},
           0, 0, clusters_create,
           "Example:\n  podium clusters create --name v7-train --accelerator tpu7x-64 --capacity "
-          "spot"),
+          "spot\n  podium clusters create --name a3 --accelerator h100-16 --executor "
+          "'{\"kind\":\"slurm\",\"partition\":\"a3mega\"}'"),
       "--name NAME --accelerator TYPE"));
   out.push_back(
       make_command("clusters", "delete", "NAME", "delete a cluster", {}, 1, 1, clusters_delete));

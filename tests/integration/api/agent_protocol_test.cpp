@@ -340,7 +340,7 @@ namespace {
 // the run recovers at once instead of waiting for a deadline that never comes.
 TEST(AgentProtocolHeartbeat, ARankTheAgentNoLongerListsIsLost) {
   PODIUM_IT_REQUIRE_DATABASE();
-  Podium p(Podium::Options{{"scheduler.heartbeat_interval_seconds=1"}, "server"});
+  Podium p(Podium::Options{{"scheduler.heartbeat_interval_seconds=1"}, "server", {}});
   const std::string cluster = unique_name("hb");
   p.create_cluster(cluster, "cpu-1");
   Api agent = p.as(p.worker_token(cluster));

@@ -235,6 +235,9 @@ std::vector<Row> routes() {
        [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/events"}; }, readers(200)},
       {"GET", "/api/v1/runs/{id}/checkpoints", "reader",
        [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/checkpoints"}; }, readers(200)},
+      // The world's cluster uses agents: no engine manifest (409) for anyone who may read.
+      {"GET", "/api/v1/runs/{id}/manifest", "reader",
+       [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/manifest"}; }, readers(409)},
       // run_metrics_routes.cpp, compare_routes.cpp, import_routes.cpp
       {"GET", "/api/v1/runs/{id}/metrics", "reader",
        [](World& w) { return Call{"/api/v1/runs/" + w.run_id + "/metrics"}; }, readers(200)},
@@ -300,6 +303,12 @@ std::vector<Row> routes() {
                      {{"step", 10}, {"uri", "/tmp/podium-authz/10"}, {"bytes", 1}}};
        },
        agents(201)},
+      // Only an attempt's attach token may join it: a cluster's worker token is refused.
+      {"POST", "/api/v1/agent/attach", "agent",
+       [](World&) {
+         return Call{"/api/v1/agent/attach", {{"rank", 0}, {"slice", 0}, {"host", 0}}};
+       },
+       agents(403)},
   };
 }
 

@@ -22,6 +22,7 @@ Podium::Podium(Options options, OnServer database_server) : options_(std::move(o
   so.database_url = db_->url();
   so.settings = options_.settings;
   so.name = options_.name;
+  so.env = options_.env;
   server_ = std::make_unique<ServerProcess>(so);
   server_->start();
 }
@@ -38,6 +39,7 @@ std::unique_ptr<ServerProcess> Podium::second_server(const std::string& name,
   so.database_url = db_->url();
   so.settings = settings.empty() ? options_.settings : std::move(settings);
   so.name = name;
+  so.env = options_.env;
   auto s = std::make_unique<ServerProcess>(so);
   s->start();
   return s;

@@ -13,6 +13,7 @@
 // Helpers throw std::runtime_error (the test fails with the reply in the message) when the
 // server does not answer as the contract says; they are set-up, not the thing under test.
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,7 @@ class Podium {
   struct Options {
     std::vector<std::string> settings;  // --set key=value
     std::string name = "server";
+    std::map<std::string, std::string> env = {};  // added to the server's environment
   };
   // Creates the database and starts the server (throws on failure).
   Podium();
