@@ -23,6 +23,7 @@
 #include "backend/db/notification_hub.h"
 #include "backend/http/server.h"
 #include "backend/sched/dispatch/dispatcher.h"
+#include "backend/sched/executors/kubernetes_executor.h"
 #include "backend/sched/executors/slurm_executor.h"
 
 extern char** environ;
@@ -231,9 +232,8 @@ int run(int argc, char** argv) {
   }
   sched::ExternalEngines external(
       database, engine, external_settings,
-      {
-          {"slurm", std::make_shared<sched::SlurmEngine>(runner, tool_env)},
-      },
+      {{"slurm", std::make_shared<sched::SlurmEngine>(runner, tool_env)},
+       {"kubernetes", std::make_shared<sched::KubernetesEngine>(runner, tool_env)}},
       log);
 
   api::ApiContext ctx{database, config, registry, boot.cursor_key, log, hub, engine, &external};

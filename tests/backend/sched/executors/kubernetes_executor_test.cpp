@@ -1,0 +1,97 @@
+#include "backend/sched/executors/kubernetes_executor.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+namespace podium::sched {
+namespace {
+
+class FakeRunner : public CommandRunner {
+ public:
+  std::vector<CommandSpec> calls;
+  std::deque<CommandResult> answers;
+  CommandResult run(const CommandSpec& spec) override {
+    calls.push_back(spec);
+    if (answers.empty()) return CommandResult{true, false, 0, 0, "", ""};
+    auto r = answers.front();
+    answers.pop_front();
+    return r;
+  }
+};
+
+EngineJobSpec spec() {
+  EngineJobSpec s;
+  s.run_id = "run_9f2c";
+  s.attempt_id = "att_1";
+  s.attempt_number = 3;
+  s.executor.kind = core::ExecutorKind::kubernetes;
+  s.executor.kubernetes.context = "gke_p_z_c";
+  s.executor.kubernetes.namespace_name = "training";
+  s.executor.kubernetes.queue = "multislice-queue";
+  s.accelerator = *core::parse_accelerator("v6e-16").type;
+  s.num_slices = 2;
+  s.image = "img:1";
+  s.server_url = "https://podium.example.com";
+  return s;
+}
+
+TEST(KubernetesEngine, AppliesTheSecretAndTheJobSetWithTheClustersContext) {
+  auto runner = std::make_shared<FakeRunner>();
+  KubernetesEngine engine(runner, {{"PATH", "/usr/bin"}, {"KUBECONFIG", "/k"}});
+  auto out = engine.submit(spec(), "pda_tok");
+  ASSERT_TRUE(out.job_id) << out.error;
+  EXPECT_EQ(*out.job_id, "podium-9f2c-3");
+  const auto& call = runner->calls.at(0);
+  EXPECT_EQ(call.argv, (std::vector<std::string>{"kubectl", "--context=gke_p_z_c",
+                                                 "--namespace=training", "apply", "--server-side",
+                                                 "--field-manager=podium", "-f", "-"}));
+  EXPECT_EQ(call.env.at("KUBECONFIG"), "/k");
+  EXPECT_NE(call.stdin_text.find("kind: \"Secret\""), std::string::npos);
+  EXPECT_NE(call.stdin_text.find("kind: \"JobSet\""), std::string::npos);
+  EXPECT_NE(call.stdin_text.find("pda_tok"), std::string::npos);  // in the Secret only
+  EXPECT_EQ(out.manifest.find("pda_tok"), std::string::npos);
+  for (const auto& a : call.argv) EXPECT_EQ(a.find("pda_tok"), std::string::npos);
+}
+
+TEST(KubernetesEngine, ObserveReadsTheJobSetAndItsPods) {
+  auto runner = std::make_shared<FakeRunner>();
+  runner->answers = {CommandResult{true, false, 0, 0,
+                                   R"({"spec":{"suspend":true},"status":{"conditions":[]}})", ""},
+                     CommandResult{true, false, 0, 0, R"({"items":[]})", ""}};
+  KubernetesEngine engine(runner, {});
+  auto o = engine.observe(spec(), "podium-9f2c-3", false);
+  ASSERT_TRUE(o.observation) << o.error;
+  EXPECT_EQ(o.observation->phase, core::EngineObservation::Phase::queued);
+  EXPECT_EQ(runner->calls[1].argv[6], "jobset.sigs.k8s.io/jobset-name=podium-9f2c-3");
+  // Gone: --ignore-not-found prints nothing.
+  runner->answers = {CommandResult{true, false, 0, 0, "", ""},
+                     CommandResult{true, false, 0, 0, R"({"items":[]})", ""}};
+  auto gone = engine.observe(spec(), "podium-9f2c-3", false);
+  ASSERT_TRUE(gone.observation);
+  EXPECT_EQ(gone.observation->phase, core::EngineObservation::Phase::vanished);
+  runner->answers = {CommandResult{true, false, 1, 0, "", "Unable to connect to the server"}};
+  EXPECT_FALSE(engine.observe(spec(), "podium-9f2c-3", false).observation);
+}
+
+TEST(KubernetesEngine, CancelDeletesTheJobSetAndItsTokenSecret) {
+  auto runner = std::make_shared<FakeRunner>();
+  KubernetesEngine engine(runner, {});
+  EXPECT_EQ(engine.cancel(spec(), "podium-9f2c-3"), "");
+  ASSERT_EQ(runner->calls.size(), 2u);
+  EXPECT_EQ(runner->calls[0].argv[3], "delete");
+  EXPECT_EQ(runner->calls[0].argv[4], "jobset");
+  EXPECT_EQ(runner->calls[1].argv[4], "secret");
+  EXPECT_EQ(runner->calls[1].argv[5], "podium-9f2c-3-token");
+}
+
+TEST(KubernetesEngine, NamesAreDnsLabels) {
+  auto s = spec();
+  s.run_id = "run_ABCDEF0123456789abcdef0123456789abcdef";
+  const auto name = KubernetesEngine::jobset_name(s);
+  EXPECT_LE(name.size(), 40u);
+  EXPECT_TRUE(core::is_dns_label(name)) << name;
+}
+
+}  // namespace
+}  // namespace podium::sched
