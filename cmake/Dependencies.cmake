@@ -10,6 +10,8 @@ if(NOT PODIUM_UNIT_ONLY)
   set(Boost_NO_WARN_NEW_VERSIONS ON)
   find_package(Boost 1.81 EXACT REQUIRED COMPONENTS url)
   pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
+  # TLS for the server (backend/http) and the client (engine/client): Asio's SSL over OpenSSL.
+  find_package(OpenSSL REQUIRED)
   if(PODIUM_BENCH)
     find_package(benchmark REQUIRED)
   endif()

@@ -20,9 +20,11 @@ nlohmann::json me_json(const http::Principal& p) {
           {"role", http::role_name(p.role)}};
 }
 
-std::string session_cookie(const std::string& value, long max_age) {
+// Secure when the server itself serves HTTPS: the browser then never sends it in clear.
+std::string session_cookie(const std::string& value, long max_age, bool secure) {
   return "podium_session=" + value +
-         "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age);
+         "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age) +
+         (secure ? "; Secure" : "");
 }
 
 }  // namespace
@@ -82,7 +84,7 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
     p.username = r.at(0, "username");
     p.role = http::parse_role(r.at(0, "role")).value_or(http::Role::viewer);
     auto res = json_response(200, {{"user", me_json(p)}});
-    res.set_header("Set-Cookie", session_cookie(sid, ttl));
+    res.set_header("Set-Cookie", session_cookie(sid, ttl, !ctx.config.tls_cert_file.empty()));
     return res;
   });
 
@@ -92,7 +94,7 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
         tx.exec("DELETE FROM sessions WHERE id_hash = $1", {rc.principal->session_id});
       });
     auto res = http::Response::empty(204);
-    res.set_header("Set-Cookie", session_cookie("", 0));
+    res.set_header("Set-Cookie", session_cookie("", 0, !ctx.config.tls_cert_file.empty()));
     return res;
   });
 

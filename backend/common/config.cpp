@@ -64,6 +64,10 @@ const std::vector<ConfigKey>& config_keys() {
        "base_output_directory of runs that set none (empty: <data_dir>/outputs)"},
       {"auth.session_ttl_hours", "PODIUM_AUTH_SESSION_TTL_HOURS", "", "168",
        "dashboard session lifetime"},
+      {"tls.cert_file", "PODIUM_TLS_CERT", "--tls-cert", "",
+       "PEM certificate chain: with tls.key_file, the server serves HTTPS on listen (reloaded "
+       "on SIGHUP)"},
+      {"tls.key_file", "PODIUM_TLS_KEY", "--tls-key", "", "PEM private key of tls.cert_file"},
       {"public_url", "PODIUM_PUBLIC_URL", "--public-url", "",
        "this server's URL as hosts of external executors (Slurm nodes, Kubernetes pods) reach it "
        "(empty: http://<listen address>:<port>)"},
@@ -236,6 +240,12 @@ ConfigLoad load_config(const ConfigSources& sources) {
   if (c.workloads_python.empty()) return fail("workloads.python: must not be empty");
   c.workloads_reference_dir = values["workloads.reference_dir"];
   c.workloads_output_dir = values["workloads.output_dir"];
+  c.tls_cert_file = values["tls.cert_file"];
+  c.tls_key_file = values["tls.key_file"];
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty())
+    return fail(std::string(c.tls_cert_file.empty() ? "tls.cert_file" : "tls.key_file") +
+                ": HTTPS needs both tls.cert_file (PODIUM_TLS_CERT) and tls.key_file "
+                "(PODIUM_TLS_KEY)");
   c.public_url = values["public_url"];
   if (!c.public_url.empty() && c.public_url.rfind("http://", 0) != 0 &&
       c.public_url.rfind("https://", 0) != 0)

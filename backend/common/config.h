@@ -46,7 +46,9 @@ struct ServerConfig {
   std::string workloads_output_dir;     // empty: <data_dir>/outputs
   std::chrono::hours session_ttl{168};
 
-  std::string public_url;              // empty: http://<listen_host>:<listen_port>
+  std::string tls_cert_file;  // with tls_key_file: HTTPS
+  std::string tls_key_file;
+  std::string public_url;              // empty: http(s)://<listen_host>:<listen_port>
   std::string executors_worker_path;   // empty: podium-worker beside podium-server
   std::string executors_worker_image;  // empty: podium-worker is in the training image
 };

@@ -6,8 +6,10 @@
 #include "backend/http/server.h"
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include <algorithm>
 #include <array>
@@ -50,7 +52,34 @@ Response problem_response(int status, std::string detail) {
 
 }  // namespace
 
-struct Session;
+// What stop() and the accept loop need of a session, whatever its stream.
+struct SessionBase {
+  virtual ~SessionBase() = default;
+  virtual void shutdown_if_idle() = 0;
+  virtual void force_close() = 0;
+};
+
+// The TLS context of new connections; replaced whole on reload (SIGHUP), so connections keep
+// the context they started with.
+std::shared_ptr<net::ssl::context> load_tls(const std::string& cert_file,
+                                            const std::string& key_file) {
+  auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_server);
+  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                   net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                   net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx->use_certificate_chain_file(cert_file, ec);
+  if (ec)
+    throw std::runtime_error("tls: cannot load the certificate chain " + cert_file + ": " +
+                             ec.message());
+  ctx->use_private_key_file(key_file, net::ssl::context::pem, ec);
+  if (ec)
+    throw std::runtime_error("tls: cannot load the private key " + key_file + ": " + ec.message());
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1)
+    throw std::runtime_error("tls: the private key " + key_file +
+                             " does not match the certificate " + cert_file);
+  return ctx;
+}
 
 struct HttpServer::Impl {
   ServerOptions options;
@@ -66,8 +95,9 @@ struct HttpServer::Impl {
   std::atomic<bool> stopping{false};
   std::mutex mu;
   std::condition_variable idle_cv;
-  std::set<std::shared_ptr<Session>> sessions;  // guarded by mu
+  std::set<std::shared_ptr<SessionBase>> sessions;  // guarded by mu
   int bound_port = 0;
+  std::shared_ptr<net::ssl::context> tls;  // guarded by mu; null: plain HTTP
 
   void do_accept();
   void reject(int status, std::string reason, std::string remote) {
@@ -75,23 +105,60 @@ struct HttpServer::Impl {
   }
 };
 
-struct Session : std::enable_shared_from_this<Session> {
+// One connection. Stream is beast::tcp_stream (HTTP) or beast::ssl_stream<beast::tcp_stream>
+// (HTTPS); tcp() is the TCP layer under either, which carries the deadlines.
+template <class Stream>
+struct Session : SessionBase, std::enable_shared_from_this<Session<Stream>> {
+  using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
   HttpServer::Impl& server;
-  beast::tcp_stream stream;
+  Stream stream;
   beast::flat_buffer buffer;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser;
   std::string remote;
   bool busy = false;  // a request is being handled or written; guarded by the strand
   std::shared_ptr<void> pending_write;  // keeps the message alive during async_write
 
-  Session(HttpServer::Impl& s, tcp::socket socket) : server(s), stream(std::move(socket)) {
+  Session(HttpServer::Impl& s, tcp::socket socket) requires(!kTls)
+      : server(s), stream(std::move(socket)) {
+    remember_remote();
+  }
+  Session(HttpServer::Impl& s, tcp::socket socket, net::ssl::context& tls) requires(kTls)
+      : server(s), stream(std::move(socket), tls), tls_context(&tls) {
+    remember_remote();
+  }
+  net::ssl::context* tls_context = nullptr;
+  std::shared_ptr<net::ssl::context> tls_keepalive;  // the context outlives the connection
+
+  beast::tcp_stream& tcp() {
+    if constexpr (kTls)
+      return stream.next_layer();
+    else
+      return stream;
+  }
+
+  void remember_remote() {
     beast::error_code ec;
-    auto ep = stream.socket().remote_endpoint(ec);
+    auto ep = tcp().socket().remote_endpoint(ec);
     if (!ec) remote = ep.address().to_string();
   }
 
   void start() {
-    net::dispatch(stream.get_executor(), [self = shared_from_this()] { self->wait_for_request(); });
+    net::dispatch(stream.get_executor(), [self = shared_from_this()] {
+      if constexpr (kTls) {
+        // The handshake is part of reading the first request: the read deadline bounds it.
+        self->tcp().expires_after(self->server.options.read_timeout);
+        self->stream.async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
+          if (ec) {
+            self->server.reject(0, "TLS handshake failed: " + ec.message(), self->remote);
+            return self->close();
+          }
+          self->wait_for_request();
+        });
+      } else {
+        self->wait_for_request();
+      }
+    });
   }
 
   // Keep-alive idle wait: the idle deadline applies until the first byte of the next request;
@@ -99,12 +166,12 @@ struct Session : std::enable_shared_from_this<Session> {
   void wait_for_request() {
     if (server.stopping) return close();
     if (buffer.size() > 0) return read_request();
-    stream.expires_after(server.options.idle_timeout);
-    stream.socket().async_wait(tcp::socket::wait_read,
-                               [self = shared_from_this()](beast::error_code ec) {
-                                 if (ec) return self->close();
-                                 self->read_request();
-                               });
+    tcp().expires_after(server.options.idle_timeout);
+    tcp().socket().async_wait(tcp::socket::wait_read,
+                              [self = shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->close();
+                                self->read_request();
+                              });
     // async_wait does not honour tcp_stream's timer; arm a separate one.
     idle_timer_arm();
   }
@@ -116,7 +183,7 @@ struct Session : std::enable_shared_from_this<Session> {
     idle_timer->async_wait([self = shared_from_this()](beast::error_code ec) {
       if (!ec && !self->busy) {
         beast::error_code ignored;
-        self->stream.socket().cancel(ignored);
+        self->tcp().socket().cancel(ignored);
       }
     });
   }
@@ -126,7 +193,7 @@ struct Session : std::enable_shared_from_this<Session> {
     parser.emplace();
     parser->body_limit(server.options.max_body_bytes);
     parser->header_limit(static_cast<std::uint32_t>(server.options.max_header_bytes));
-    stream.expires_after(server.options.read_timeout);
+    tcp().expires_after(server.options.read_timeout);
     bhttp::async_read(
         stream, buffer, *parser,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
@@ -161,7 +228,7 @@ struct Session : std::enable_shared_from_this<Session> {
 
   void dispatch(BeastRequest breq) {
     busy = true;
-    stream.expires_never();
+    tcp().expires_never();
     auto req = std::make_shared<Request>();
     req->method = std::string(breq.method_string());
     req->target = std::string(breq.target());
@@ -222,7 +289,7 @@ struct Session : std::enable_shared_from_this<Session> {
     if (res.header("Connection") == std::string_view("close")) keep_alive = false;
     auto msg = std::make_shared<BeastResponse>(to_beast(res, keep_alive, version, head));
     pending_write = msg;
-    stream.expires_after(server.options.write_timeout);
+    tcp().expires_after(server.options.write_timeout);
     bhttp::async_write(stream, *msg,
                        [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
                          self->pending_write.reset();
@@ -244,14 +311,14 @@ struct Session : std::enable_shared_from_this<Session> {
   void write_and_linger(Response res) {
     auto msg = std::make_shared<BeastResponse>(to_beast(res, false, 11, false));
     pending_write = msg;
-    stream.expires_after(server.options.write_timeout);
+    tcp().expires_after(server.options.write_timeout);
     bhttp::async_write(stream, *msg,
                        [self = shared_from_this()](beast::error_code ec, std::size_t) {
                          self->pending_write.reset();
                          if (ec) return self->close();
                          beast::error_code ignored;
-                         self->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                         self->stream.expires_after(std::chrono::seconds(2));
+                         self->tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+                         self->tcp().expires_after(std::chrono::seconds(2));
                          self->drain(64 * 1024 * 1024);
                        });
   }
@@ -276,7 +343,7 @@ struct Session : std::enable_shared_from_this<Session> {
     msg->keep_alive(false);
     auto sr = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*msg);
     pending_write = msg;
-    stream.expires_after(server.options.write_timeout);
+    tcp().expires_after(server.options.write_timeout);
     auto body = res.stream;
     bhttp::async_write_header(
         stream, *sr, [self = shared_from_this(), sr, msg, body](beast::error_code ec, std::size_t) {
@@ -305,7 +372,7 @@ struct Session : std::enable_shared_from_this<Session> {
                     return self->pull_chunk(body);
                   }
                   auto data = std::make_shared<std::string>(std::move(chunk));
-                  self->stream.expires_after(self->server.options.write_timeout);
+                  self->tcp().expires_after(self->server.options.write_timeout);
                   net::async_write(self->stream, bhttp::make_chunk(net::buffer(*data)),
                                    [self, body, data, more](beast::error_code ec, std::size_t) {
                                      if (ec) {
@@ -320,7 +387,7 @@ struct Session : std::enable_shared_from_this<Session> {
   }
 
   void end_stream() {
-    stream.expires_after(server.options.write_timeout);
+    tcp().expires_after(server.options.write_timeout);
     net::async_write(stream, bhttp::make_chunk_last(),
                      [self = shared_from_this()](beast::error_code, std::size_t) {
                        self->finish_request();
@@ -335,23 +402,52 @@ struct Session : std::enable_shared_from_this<Session> {
     if (idle_timer) idle_timer->cancel();
     finish_request();
     beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream.close();
+    tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp().close();
     --server.connections;
     std::lock_guard lock(server.mu);
     server.sessions.erase(shared_from_this());
   }
 
   // Called from stop(): idle connections are closed at once, busy ones after their response.
-  void shutdown_if_idle() {
+  void shutdown_if_idle() override {
     net::post(stream.get_executor(), [self = shared_from_this()] {
       if (!self->busy) self->close();
     });
   }
-  void force_close() {
+  void force_close() override {
     net::post(stream.get_executor(), [self = shared_from_this()] { self->close(); });
   }
 };
+
+template <class S>
+void admit(HttpServer::Impl& server, std::shared_ptr<S> session) {
+  if (server.connections.load() >= server.options.max_connections) {
+    // Over the limit: answer 503 and close instead of silently queueing work.
+    ++server.connections;
+    {
+      std::lock_guard lock(server.mu);
+      server.sessions.insert(session);
+    }
+    server.reject(503, "connection limit reached", session->remote);
+    net::dispatch(session->stream.get_executor(), [session] {
+      session->busy = false;
+      if constexpr (S::kTls) {
+        // Over TLS the answer needs a handshake first; closing says as much at less cost.
+        session->close();
+      } else {
+        session->write_and_linger(problem_response(503, "too many open connections"));
+      }
+    });
+    return;
+  }
+  ++server.connections;
+  {
+    std::lock_guard lock(server.mu);
+    server.sessions.insert(session);
+  }
+  session->start();
+}
 
 void HttpServer::Impl::do_accept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
@@ -360,27 +456,19 @@ void HttpServer::Impl::do_accept() {
       return do_accept();
     }
     if (stopping) return;
-    auto session = std::make_shared<Session>(*this, std::move(socket));
-    if (connections.load() >= options.max_connections) {
-      // Over the limit: answer 503 and close instead of silently queueing work.
-      ++connections;
-      {
-        std::lock_guard lock(mu);
-        sessions.insert(session);
-      }
-      reject(503, "connection limit reached", session->remote);
-      net::dispatch(session->stream.get_executor(), [session] {
-        session->busy = false;
-        session->write_and_linger(problem_response(503, "too many open connections"));
-      });
-      return do_accept();
-    }
-    ++connections;
+    std::shared_ptr<net::ssl::context> context;
     {
       std::lock_guard lock(mu);
-      sessions.insert(session);
+      context = tls;
     }
-    session->start();
+    if (context) {
+      auto session = std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
+          *this, std::move(socket), *context);
+      session->tls_keepalive = context;
+      admit(*this, session);
+    } else {
+      admit(*this, std::make_shared<Session<beast::tcp_stream>>(*this, std::move(socket)));
+    }
     do_accept();
   });
 }
@@ -398,6 +486,11 @@ HttpServer::~HttpServer() {
 
 void HttpServer::start() {
   auto& s = *impl_;
+  if (!s.options.tls_cert_file.empty() || !s.options.tls_key_file.empty()) {
+    if (s.options.tls_cert_file.empty() || s.options.tls_key_file.empty())
+      throw std::runtime_error("tls: both a certificate and a key are needed");
+    s.tls = load_tls(s.options.tls_cert_file, s.options.tls_key_file);
+  }
   beast::error_code ec;
   auto address =
       net::ip::make_address(s.options.host == "localhost" ? "127.0.0.1" : s.options.host, ec);
@@ -418,6 +511,24 @@ void HttpServer::start() {
     s.io_threads.emplace_back([&s] { s.ioc.run(); });
 }
 
+bool HttpServer::tls() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->tls != nullptr;
+}
+
+std::string HttpServer::reload_tls() {
+  auto& s = *impl_;
+  if (s.options.tls_cert_file.empty()) return "";
+  try {
+    auto fresh = load_tls(s.options.tls_cert_file, s.options.tls_key_file);
+    std::lock_guard lock(s.mu);
+    s.tls = std::move(fresh);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();  // the old certificate stays in use
+  }
+}
+
 int HttpServer::port() const {
   return impl_->bound_port;
 }
@@ -436,7 +547,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   }
   auto snapshot = [&s] {
     std::lock_guard lock(s.mu);
-    return std::vector<std::shared_ptr<Session>>(s.sessions.begin(), s.sessions.end());
+    return std::vector<std::shared_ptr<SessionBase>>(s.sessions.begin(), s.sessions.end());
   };
   for (auto& session : snapshot()) session->shutdown_if_idle();
   {

@@ -27,6 +27,9 @@ struct ServerOptions {
   int max_connections = 1024;
   int handler_threads = 32;
   int io_threads = 2;
+  // PEM certificate chain and key: HTTPS on this listener (TLS 1.2 and later). Both or neither.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // Called for requests the HTTP layer answers itself (413, 431, 400, 503 over the connection
@@ -50,6 +53,10 @@ class HttpServer {
   // Binds and starts serving on background threads. Throws std::runtime_error when it cannot bind.
   void start();
   int port() const;
+  bool tls() const;
+  // Reads the certificate and key files again (SIGHUP); new connections use them. "" on
+  // success, else why not (the previous certificate stays in use).
+  std::string reload_tls();
   // Stops accepting, lets in-flight requests finish for at most `grace`, then closes everything.
   void stop(std::chrono::milliseconds grace);
   int open_connections() const;

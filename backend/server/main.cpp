@@ -120,6 +120,7 @@ int run(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // reload the TLS certificate
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -252,6 +253,8 @@ int run(int argc, char** argv) {
   so.write_timeout = config.write_timeout;
   so.max_connections = config.max_connections;
   so.handler_threads = config.handler_threads;
+  so.tls_cert_file = config.tls_cert_file;
+  so.tls_key_file = config.tls_key_file;
   http::HttpServer server(
       so, [&app](http::Request& req) { return app.handle(req); },
       [&log, &registry](const http::RejectedRequest& r) {
@@ -269,7 +272,7 @@ int run(int argc, char** argv) {
   }
 
   const std::string url =
-      "http://" +
+      std::string(server.tls() ? "https://" : "http://") +
       (config.listen_host.find(':') != std::string::npos ? "[" + config.listen_host + "]"
                                                          : config.listen_host) +
       ":" + std::to_string(server.port());
@@ -287,7 +290,15 @@ int run(int argc, char** argv) {
               << std::endl;
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    const std::string error = server.reload_tls();
+    if (error.empty())
+      log->info(
+          jline({{"msg", server.tls() ? "TLS certificate reloaded" : "SIGHUP: no TLS to reload"}}));
+    else
+      log->error(jline(
+          {{"msg", "TLS certificate reload failed; the previous one stays"}, {"error", error}}));
+  }
   log->info(jline({{"msg", "shutting down"}, {"signal", sig}}));
   dispatcher.stop();
   hub.stop();  // wakes long-polls and log streams so the HTTP layer can drain them

@@ -22,11 +22,13 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <string>
@@ -58,12 +60,17 @@ std::string lower(std::string s) {
 }
 
 // State of one exchange; lives on the stack of the calling thread while the io_context runs.
+// Over https, `tls` wraps its own TCP socket and `socket` stays unused.
 struct Exchange {
   asio::io_context ioc{1};
   tcp::resolver resolver{ioc};
   tcp::socket socket{ioc};
+  std::optional<asio::ssl::context> tls_context;
+  std::optional<asio::ssl::stream<tcp::socket>> tls;
   asio::steady_timer watchdog{ioc};
   bool timed_out = false;
+
+  tcp::socket& lowest() { return tls ? tls->next_layer() : socket; }
 
   void arm(Clock::time_point deadline) {
     watchdog.expires_at(deadline);
@@ -74,8 +81,8 @@ struct Exchange {
       timed_out = true;
       resolver.cancel();
       beast::error_code ignored;
-      socket.shutdown(tcp::socket::shutdown_both, ignored);
-      socket.close(ignored);
+      lowest().shutdown(tcp::socket::shutdown_both, ignored);
+      lowest().close(ignored);
     });
   }
 
@@ -87,7 +94,52 @@ struct Target {
   std::string port;
   std::string host_header;
   std::string prefix;
+  bool tls = false;
+  std::string ca_file;  // "" = the system's trust store
 };
+
+bool is_ip_literal(const std::string& host) {
+  beast::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+// Sets up the exchange's TLS stream: TLS 1.2 or later, the peer verified against the CA file
+// or the system store, its name checked against the host (RFC 6125), SNI sent for names.
+std::optional<std::string> prepare_tls(Exchange& ex, const Target& t) {
+  ex.tls_context.emplace(asio::ssl::context::tls_client);
+  auto& ctx = *ex.tls_context;
+  ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                  asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                  asio::ssl::context::no_tlsv1_1);
+  beast::error_code ec;
+  if (t.ca_file.empty())
+    ctx.set_default_verify_paths(ec);
+  else
+    ctx.load_verify_file(t.ca_file, ec);
+  if (ec)
+    return "cannot load the CA bundle " +
+           (t.ca_file.empty() ? std::string("of the system") : "PODIUM_CA_FILE=" + t.ca_file) +
+           ": " + ec.message();
+  ctx.set_verify_mode(asio::ssl::verify_peer);
+  ex.tls.emplace(ex.ioc, ctx);
+  ex.tls->set_verify_callback(asio::ssl::host_name_verification(t.host));
+  // SSL_set_tlsext_host_name is a macro with a C cast; this is what it expands to.
+  if (!is_ip_literal(t.host) &&
+      SSL_ctrl(ex.tls->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+               const_cast<char*>(t.host.c_str())) != 1)
+    return "cannot set the TLS server name " + t.host;
+  return std::nullopt;
+}
+
+std::string handshake_failure(const Target& t, const beast::error_code& ec) {
+  std::string m = "TLS handshake with " + t.host + ":" + t.port + " failed: " + ec.message();
+  if (ec.message().find("certificate verify failed") != std::string::npos)
+    m += " (the server's certificate is not signed by a CA this client trusts, or does not "
+         "name " +
+         t.host + "; set PODIUM_CA_FILE to the CA bundle that signed it)";
+  return m;
+}
 
 // Runs a coroutine on the exchange's io_context to completion. Exceptions cannot escape:
 // the coroutines report errors through out-parameters, and anything unexpected (bad_alloc)
@@ -124,11 +176,21 @@ asio::awaitable<std::optional<std::string>> connect(Exchange& ex, const Target& 
   if (ex.timed_out)
     co_return "timed out after " + describe_duration(budget) + " resolving " + t.host;
   if (rec) co_return "cannot resolve " + t.host + ": " + rec.message();
-  auto [cec, ep] = co_await asio::async_connect(ex.socket, endpoints, kNoThrow);
+  if (t.tls) {
+    if (auto err = prepare_tls(ex, t)) co_return *err;
+  }
+  auto [cec, ep] = co_await asio::async_connect(ex.lowest(), endpoints, kNoThrow);
   (void)ep;
   if (ex.timed_out)
     co_return "timed out after " + describe_duration(budget) + " connecting to " + where;
   if (cec) co_return "cannot connect to " + where + ": " + cec.message();
+  if (t.tls) {
+    auto [hec] = co_await ex.tls->async_handshake(asio::ssl::stream_base::client, kNoThrow);
+    if (ex.timed_out)
+      co_return "timed out after " + describe_duration(budget) + " in the TLS handshake with " +
+          where;
+    if (hec) co_return handshake_failure(t, hec);
+  }
   co_return std::nullopt;
 }
 
@@ -142,7 +204,29 @@ HttpResponse to_response(const http::response_header<>& h, std::string body) {
   return r;
 }
 
+template <class Stream>
+asio::awaitable<void> request_on(Stream& stream, Exchange& ex, const Target& t,
+                                 http::request<http::string_body>& req,
+                                 const RequestOptions& options, HttpClient::Result& result);
+
 asio::awaitable<void> do_request(Exchange& ex, const Target& t,
+                                 http::request<http::string_body>& req,
+                                 const RequestOptions& options, HttpClient::Result& result) {
+  if (auto err = co_await connect(ex, t, options.timeout)) {
+    HttpError e;
+    e.message = std::move(*err);
+    e.timed_out = ex.timed_out;
+    result.error = std::move(e);
+    co_return;
+  }
+  if (ex.tls)
+    co_await request_on(*ex.tls, ex, t, req, options, result);
+  else
+    co_await request_on(ex.socket, ex, t, req, options, result);
+}
+
+template <class Stream>
+asio::awaitable<void> request_on(Stream& stream, Exchange& ex, const Target& t,
                                  http::request<http::string_body>& req,
                                  const RequestOptions& options, HttpClient::Result& result) {
   const std::string where = t.host + ":" + t.port;
@@ -154,11 +238,7 @@ asio::awaitable<void> do_request(Exchange& ex, const Target& t,
   };
   const std::string timeout_text = "timed out after " + describe_duration(options.timeout);
 
-  if (auto err = co_await connect(ex, t, options.timeout)) {
-    fail(*err);
-    co_return;
-  }
-  auto [wec, written] = co_await http::async_write(ex.socket, req, kNoThrow);
+  auto [wec, written] = co_await http::async_write(stream, req, kNoThrow);
   (void)written;
   if (ex.timed_out) {
     fail(timeout_text + " sending the request to " + where);
@@ -174,7 +254,7 @@ asio::awaitable<void> do_request(Exchange& ex, const Target& t,
   parser.header_limit(kHeaderLimit);
   parser.body_limit(static_cast<std::uint64_t>(options.max_response_bytes));
   if (req.method() == http::verb::head) parser.skip(true);
-  auto [rec, read] = co_await http::async_read(ex.socket, buffer, parser, kNoThrow);
+  auto [rec, read] = co_await http::async_read(stream, buffer, parser, kNoThrow);
   (void)read;
   if (ex.timed_out) {
     fail(timeout_text + " waiting for the response from " + where);
@@ -192,10 +272,34 @@ asio::awaitable<void> do_request(Exchange& ex, const Target& t,
   auto message = parser.release();
   result.response = to_response(message.base(), std::move(message.body()));
   beast::error_code ignored;
-  ex.socket.shutdown(tcp::socket::shutdown_both, ignored);
+  ex.lowest().shutdown(tcp::socket::shutdown_both, ignored);
 }
 
+template <class Stream>
+asio::awaitable<void> stream_on(Stream& stream, Exchange& ex, const Target& t,
+                                http::request<http::empty_body>& req,
+                                std::chrono::milliseconds idle, const SseParser::Handler& on_event,
+                                std::optional<HttpError>& result);
+
 asio::awaitable<void> do_stream(Exchange& ex, const Target& t, http::request<http::empty_body>& req,
+                                std::chrono::milliseconds idle, const SseParser::Handler& on_event,
+                                std::optional<HttpError>& result) {
+  if (auto err = co_await connect(ex, t, idle)) {
+    HttpError e;
+    e.message = std::move(*err);
+    e.timed_out = ex.timed_out;
+    result = std::move(e);
+    co_return;
+  }
+  if (ex.tls)
+    co_await stream_on(*ex.tls, ex, t, req, idle, on_event, result);
+  else
+    co_await stream_on(ex.socket, ex, t, req, idle, on_event, result);
+}
+
+template <class Stream>
+asio::awaitable<void> stream_on(Stream& stream, Exchange& ex, const Target& t,
+                                http::request<http::empty_body>& req,
                                 std::chrono::milliseconds idle, const SseParser::Handler& on_event,
                                 std::optional<HttpError>& result) {
   const std::string where = t.host + ":" + t.port;
@@ -207,12 +311,8 @@ asio::awaitable<void> do_stream(Exchange& ex, const Target& t, http::request<htt
   };
   const std::string idle_text = "no data for " + describe_duration(idle);
 
-  if (auto err = co_await connect(ex, t, idle)) {
-    fail(*err);
-    co_return;
-  }
   ex.arm(Clock::now() + idle);
-  auto [wec, written] = co_await http::async_write(ex.socket, req, kNoThrow);
+  auto [wec, written] = co_await http::async_write(stream, req, kNoThrow);
   (void)written;
   if (ex.timed_out) {
     fail(idle_text + " sending the request to " + where);
@@ -228,7 +328,7 @@ asio::awaitable<void> do_stream(Exchange& ex, const Target& t, http::request<htt
   http::response_parser<http::buffer_body> parser;
   parser.header_limit(kHeaderLimit);
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // a stream has no size bound
-  auto [hec, hread] = co_await http::async_read_header(ex.socket, buffer, parser, kNoThrow);
+  auto [hec, hread] = co_await http::async_read_header(stream, buffer, parser, kNoThrow);
   (void)hread;
   if (ex.timed_out) {
     fail(idle_text + " waiting for the response from " + where);
@@ -248,7 +348,7 @@ asio::awaitable<void> do_stream(Exchange& ex, const Target& t, http::request<htt
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
     ex.arm(Clock::now() + idle);
-    auto [ec, n] = co_await http::async_read_some(ex.socket, buffer, parser, kNoThrow);
+    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, kNoThrow);
     (void)n;
     if (ex.timed_out) {
       fail(idle_text + " on the event stream from " + where);
@@ -262,7 +362,11 @@ asio::awaitable<void> do_stream(Exchange& ex, const Target& t, http::request<htt
     } else if (got > 0 && !sse.feed(std::string_view(chunk.data(), got), on_event)) {
       co_return;  // the caller has seen enough
     }
-    if (ec == http::error::end_of_stream || ec == asio::error::eof) break;  // server closed
+    // The server closed (over TLS, maybe without a close_notify: the chunked framing already
+    // told where the body ends).
+    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::ssl::error::stream_truncated)
+      break;
     if (ec) {
       if (refused) break;  // report the status, not the I/O error after it
       fail("event stream from " + where + " broke: " + ec.message());
@@ -295,6 +399,11 @@ HttpClient::HttpClient(std::string base_url, std::string bearer_token)
     host_ = std::move(parsed->host);
     port_ = std::move(parsed->port);
     prefix_ = std::move(parsed->prefix);
+    tls_ = parsed->tls;
+    if (tls_) {
+      const char* ca = std::getenv("PODIUM_CA_FILE");
+      if (ca) ca_file_ = ca;
+    }
   } else {
     url_error_ = "invalid server URL '" + base_url_ + "': " + error;
   }
@@ -302,14 +411,17 @@ HttpClient::HttpClient(std::string base_url, std::string bearer_token)
 
 namespace {
 
-Target make_target(const std::string& host, const std::string& port, const std::string& prefix) {
+Target make_target(const std::string& host, const std::string& port, const std::string& prefix,
+                   bool tls, const std::string& ca_file) {
   Target t;
   t.host = host;
   t.port = port;
   const bool v6 = host.find(':') != std::string::npos;
   t.host_header = v6 ? "[" + host + "]" : host;
-  if (port != "80") t.host_header += ":" + port;
+  if (port != (tls ? "443" : "80")) t.host_header += ":" + port;
   t.prefix = prefix;
+  t.tls = tls;
+  t.ca_file = ca_file;
   return t;
 }
 
@@ -338,7 +450,7 @@ HttpClient::Result HttpClient::request(const std::string& method, const std::str
     result.error = HttpError{"unsupported HTTP method '" + method + "'"};
     return result;
   }
-  const Target target = make_target(host_, port_, prefix_);
+  const Target target = make_target(host_, port_, prefix_, tls_, ca_file_);
 
   http::request<http::string_body> req{verb, join(target.prefix, path_and_query), 11};
   req.set(http::field::host, target.host_header);
@@ -375,7 +487,7 @@ std::optional<HttpError> HttpClient::stream_events(
     const std::function<bool(const std::string&, const std::string&)>& on_event,
     std::chrono::milliseconds idle_timeout) const {
   if (!url_error_.empty()) return HttpError{url_error_};
-  const Target target = make_target(host_, port_, prefix_);
+  const Target target = make_target(host_, port_, prefix_, tls_, ca_file_);
 
   http::request<http::empty_body> req{http::verb::get, join(target.prefix, path), 11};
   req.set(http::field::host, target.host_header);

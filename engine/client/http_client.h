@@ -48,10 +48,12 @@ struct RequestOptions {
 // as http so that PODIUM_SERVER=127.0.0.1:8080 works as people type it.
 struct BaseUrl {
   std::string host;    // without the brackets of an IPv6 literal
-  std::string port;    // "80" when the URL has none
+  std::string port;    // "80" ("443" for https) when the URL has none
   std::string prefix;  // "" or "/something" without a trailing slash
+  bool tls = false;    // https://
 };
-// nullopt (and *error set when given) for https, userinfo, query, fragment, a bad port, ...
+// nullopt (and *error set when given) for other schemes, userinfo, query, fragment, a bad
+// port, ...
 std::optional<BaseUrl> parse_base_url(std::string_view url, std::string* error = nullptr);
 
 // Percent-encodes everything except RFC 3986 unreserved characters, for a path segment or a
@@ -83,7 +85,9 @@ class SseParser {
 
 class HttpClient {
  public:
-  // base_url: "http://host:port" (a path prefix is allowed and kept). https is not supported yet.
+  // base_url: "http://host:port" or "https://host:port" (a path prefix is allowed and kept).
+  // https verifies the server's certificate and name against PODIUM_CA_FILE (a PEM bundle) when
+  // set, else against the system's trust store.
   // An unusable URL does not throw: every request then returns an HttpError naming the problem.
   explicit HttpClient(std::string base_url, std::string bearer_token = {});
 
@@ -123,6 +127,8 @@ class HttpClient {
   std::string port_;
   std::string prefix_;
   std::string token_;
+  bool tls_ = false;
+  std::string ca_file_;
   std::string url_error_;  // non-empty when base_url_ did not parse
 };
 

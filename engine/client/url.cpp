@@ -33,14 +33,14 @@ std::string_view client_version() {
 std::optional<BaseUrl> parse_base_url(std::string_view url, std::string* error) {
   if (url.empty()) return fail(error, "empty server URL");
   std::string_view rest = url;
+  bool tls = false;
   if (const auto sep = url.find("://"); sep != std::string_view::npos) {
     std::string scheme(url.substr(0, sep));
     for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (scheme == "https") {
-      return fail(error, "https is not supported by this client (use http:// or a local proxy)");
-    }
-    if (scheme != "http")
-      return fail(error, "unsupported URL scheme '" + scheme + "' (use http://)");
+    if (scheme == "https")
+      tls = true;
+    else if (scheme != "http")
+      return fail(error, "unsupported URL scheme '" + scheme + "' (use http:// or https://)");
     rest = url.substr(sep + 3);
   }
   if (rest.find_first_of("?#") != std::string_view::npos) {
@@ -57,6 +57,7 @@ std::optional<BaseUrl> parse_base_url(std::string_view url, std::string* error) 
   if (authority.empty()) return fail(error, "the server URL has no host");
 
   BaseUrl out;
+  out.tls = tls;
   std::string_view port;
   if (authority.front() == '[') {
     const auto close = authority.find(']');
@@ -96,7 +97,7 @@ std::optional<BaseUrl> parse_base_url(std::string_view url, std::string* error) 
   }
 
   if (port.empty()) {
-    out.port = "80";
+    out.port = tls ? "443" : "80";
   } else {
     if (port.size() > 5)
       return fail(error, "invalid port '" + std::string(port) + "' in server URL");

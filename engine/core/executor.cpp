@@ -104,7 +104,10 @@ struct Reader {
         error(key + "." + name, "not a valid environment variable name");
         continue;
       }
-      if (is_gang_environment_key(name) || name.rfind("PODIUM_", 0) == 0) {
+      // PODIUM_CA_FILE is the one Podium variable a cluster gives its ranks: the CA bundle
+      // attach trusts for an https server (a path on the nodes or in the image).
+      if (is_gang_environment_key(name) ||
+          (name.rfind("PODIUM_", 0) == 0 && name != "PODIUM_CA_FILE")) {
         error(key + "." + name,
               "set by Podium for every rank (it forms the gang or carries the attach identity)");
         continue;

@@ -230,7 +230,7 @@ TEST_F(Cli, BadOptionsAndArgumentCounts) {
       {{"logs", "r1", "--rank", "x"}, "--rank must be an integer >= 0"},
       {{"runs", "metrics", "r1", "--max-points", "0"}, "--max-points must be an integer >= 1"},
       {{"runs", "list", "--timeout", "0"}, "--timeout must be a number of seconds > 0"},
-      {{"runs", "list", "--server", "https://x"}, "invalid server URL 'https://x'"},
+      {{"runs", "list", "--server", "ftp://x"}, "invalid server URL 'ftp://x'"},
       {{"runs", "list", "--json=1"}, "option --json takes no value"},
   };
   always(200, R"({"items":[],"next_cursor":null})");

@@ -332,6 +332,7 @@ WorkerProcess& E2eTest::start_worker(const std::string& cluster, int slice, int 
            {"OMP_NUM_THREADS", "1"},
            {"PYTHONDONTWRITEBYTECODE", "1"},
            {"PYTHONUNBUFFERED", "1"}};
+  for (const auto& [k, v] : settings().worker_env) o.env[k] = v;
   workers_.push_back(std::make_unique<WorkerProcess>(o));
   workers_.back()->start();
   return *workers_.back();

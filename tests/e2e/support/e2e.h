@@ -114,6 +114,8 @@ class E2eTest : public ::testing::Test {
     // The deployment's database on a PostgreSQL of this test's own, which the test may pause
     // (private_postgres()); the shared one is never stopped.
     bool private_postgres = false;
+    // Added to every agent's environment (e.g. PODIUM_CA_FILE for a server on https).
+    std::map<std::string, std::string> worker_env = {};
   };
   virtual Settings settings() const { return {}; }
 

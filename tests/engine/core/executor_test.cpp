@@ -67,6 +67,10 @@ TEST(Executor, RejectsWhatWouldBreakTheGangOrTheContract) {
   EXPECT_TRUE(has_error(
       parse_executor(json{{"kind", "kubernetes"}, {"env", {{"PODIUM_ATTACH_TOKEN", "x"}}}}),
       "executor.env.PODIUM_ATTACH_TOKEN"));
+  // ... except the CA bundle attach trusts.
+  EXPECT_TRUE(
+      parse_executor(json{{"kind", "slurm"}, {"env", {{"PODIUM_CA_FILE", "/etc/podium/ca.pem"}}}})
+          .executor);
   EXPECT_TRUE(has_error(parse_executor(json{{"kind", "kubernetes"}, {"namespace", "Bad_NS"}}),
                         "executor.namespace"));
   EXPECT_TRUE(

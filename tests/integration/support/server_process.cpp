@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr const char* kListeningLine = "podium-server listening on http://";
+constexpr const char* kListeningLine = "podium-server listening on ";
 
 // The port in "podium-server listening on http://HOST:PORT", 0 when the line is not there yet.
 int find_port(const std::string& log) {
@@ -90,7 +90,9 @@ fs::path ServerProcess::data_dir() const {
 }
 
 std::string ServerProcess::url() const {
-  return "http://127.0.0.1:" + std::to_string(port_);
+  // Over HTTPS the certificate names "localhost" (tests/e2e/tls_test.cpp makes it so).
+  return tls_ ? "https://localhost:" + std::to_string(port_)
+              : "http://127.0.0.1:" + std::to_string(port_);
 }
 
 void ServerProcess::start() {
@@ -132,6 +134,7 @@ void ServerProcess::wait_ready() {
   for (;;) {
     if (int port = find_port(child_.log()); port > 0) {
       port_ = port;
+      tls_ = child_.log().find(std::string(kListeningLine) + "https://") != std::string::npos;
       return;
     }
     if (!child_.running()) {

@@ -93,6 +93,7 @@ class ServerProcess {
   std::unique_ptr<TempDir> own_dir_;
   LoggedChild child_;
   int port_ = 0;
+  bool tls_ = false;    // the server said it listens on https://
   int generation_ = 0;  // starts so far (log files: name-1.log, name-2.log, ...)
 };
 
