@@ -71,3 +71,16 @@ export function progress(lastStep: number | null | undefined, steps: number | nu
   const done = lastStep === null || lastStep === undefined ? 0 : lastStep + 1;
   return `${Math.min(done, steps)} / ${steps}`;
 }
+
+// "agents", "Slurm (partition a3mega)", "Kubernetes (gke_..., queue multislice-queue)".
+export function executorLabel(c: { executor?: { kind: string; [key: string]: unknown } }): string {
+  const e = c.executor;
+  if (!e || e.kind === 'agent') return 'runs on Podium agents';
+  const part = (k: string, label: string) => (typeof e[k] === 'string' && e[k] ? `${label} ${e[k] as string}` : '');
+  if (e.kind === 'slurm') {
+    const details = [part('partition', 'partition'), part('account', 'account'), part('qos', 'qos')].filter(Boolean).join(', ');
+    return `runs through Slurm${details ? ` (${details})` : ''}`;
+  }
+  const details = [part('context', 'context'), part('namespace', 'namespace'), part('queue', 'queue')].filter(Boolean).join(', ');
+  return `runs through Kubernetes JobSets${details ? ` (${details})` : ''}`;
+}

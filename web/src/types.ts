@@ -86,6 +86,8 @@ export interface Attempt {
   failure_class: string | null; world_size: number; num_slices: number; slices: number[];
   first_step: number | null; last_step: number | null; resumed_from_step: number | null;
   exit_codes: number[]; hosts: AttemptHost[]; restart_decision: unknown;
+  executor?: 'agent' | 'slurm' | 'kubernetes';
+  engine?: { job_id: string | null; state: string | null; end: { reason?: string } | null } | null;
 }
 export interface RunEvent { at: string; from_state: string | null; to_state: string; cause: string }
 export interface Checkpoint { id: string; step: number; uri: string; bytes: number | null; attempt_number?: number; created_at: string }
@@ -100,6 +102,7 @@ export interface Cluster {
   id: string; name: string; accelerator: Accelerator; num_slices: number; capacity: string;
   zone: string; price_per_chip_hour: number | null; labels: Record<string, string>;
   hosts: { expected: number; registered: number; healthy: number }; created_at: string;
+  executor?: { kind: 'agent' | 'slurm' | 'kubernetes'; [key: string]: unknown };
 }
 export interface Worker {
   id: string; slice: number; host: number; hostname: string; address: string; devices: number;

@@ -1,7 +1,7 @@
 // /clusters and /clusters/{name}: capacity, price, the slices × hosts grid, provisioning.
 import { api } from '../api';
 import { CopyButton, Empty, ErrorBox, Loading, usePoll } from '../components/ui';
-import { ago, count, money } from '../format';
+import { ago, count, executorLabel, money } from '../format';
 import type { Worker } from '../types';
 
 export function Clusters() {
@@ -53,7 +53,7 @@ export function ClusterPage({ name }: { name: string }) {
   const active = (runs.data?.items ?? []).filter((r) => ['starting', 'running', 'recovering', 'cancelling'].includes(r.state));
   return (
     <main>
-      <header class="page-head"><div><h1>{c.name}</h1><p class="muted">{c.accelerator.type}{c.accelerator.topology ? ` (${c.accelerator.topology})` : ''} × {c.num_slices} slices · {c.capacity} · {c.zone || 'no zone'}</p></div></header>
+      <header class="page-head"><div><h1>{c.name}</h1><p class="muted">{c.accelerator.type}{c.accelerator.topology ? ` (${c.accelerator.topology})` : ''} × {c.num_slices} slices · {c.capacity} · {c.zone || 'no zone'} · {executorLabel(c)}</p></div></header>
       <section class="cards">
         <div class="card"><span class="label">Chips</span><strong>{count(c.accelerator.chips_per_slice * c.num_slices)}</strong></div>
         <div class="card"><span class="label">Devices</span><strong>{count(c.accelerator.devices_per_slice * c.num_slices)}</strong></div>
@@ -100,3 +100,4 @@ export function ClusterPage({ name }: { name: string }) {
     </main>
   );
 }
+

@@ -67,7 +67,8 @@ export function RunPage({ id }: { id: string }) {
           <details key={a.id} class="attempt" open={a.state !== 'ended' && a.state !== 'succeeded' && a.state !== 'failed'}>
             <summary>Attempt {a.number} · {a.reason} · {a.state}{a.failure_class ? ` · ${a.failure_class}` : ''} · {a.world_size} ranks on slices {a.slices.join(', ')}
               {a.resumed_from_step !== null ? ` · resumed from step ${a.resumed_from_step}` : ''}{a.first_step !== null ? ` · steps ${a.first_step}–${a.last_step ?? '?'}` : ''}
-              {a.ending_cause ? ` · ${a.ending_cause}` : ''}</summary>
+              {a.ending_cause ? ` · ${a.ending_cause}` : ''}
+              {a.engine ? ` · ${a.executor} job ${a.engine.job_id ?? '(submitting)'}${a.engine.state ? ` ${a.engine.state}` : ''}` : ''}</summary>
             <table class="data compact">
               <thead><tr><th>Rank</th><th>Slice</th><th>Host</th><th>Worker</th><th>State</th><th>Exit</th><th>Started</th><th>Ended</th></tr></thead>
               <tbody>{a.hosts.map((h) => (

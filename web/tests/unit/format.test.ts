@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ago, count, duration, gib, money, num, pct, progress, ratio, seconds } from '../../src/format';
+import { ago, count, duration, executorLabel, gib, money, num, pct, progress, ratio, seconds } from '../../src/format';
 
 describe('format', () => {
   it('keeps three significant digits below 100 and one decimal from 100 up', () => {
@@ -37,5 +37,17 @@ describe('format', () => {
     expect(progress(71, 300)).toBe('72 / 300');
     expect(progress(null, 300)).toBe('0 / 300');
     expect(progress(299, 300)).toBe('300 / 300');
+  });
+});
+
+describe('executorLabel', () => {
+  it('names where a cluster runs its ranks', () => {
+    expect(executorLabel({})).toBe('runs on Podium agents');
+    expect(executorLabel({ executor: { kind: 'agent' } })).toBe('runs on Podium agents');
+    expect(executorLabel({ executor: { kind: 'slurm', partition: 'a3mega', account: '', qos: 'high' } }))
+      .toBe('runs through Slurm (partition a3mega, qos high)');
+    expect(executorLabel({ executor: { kind: 'slurm', partition: '' } })).toBe('runs through Slurm');
+    expect(executorLabel({ executor: { kind: 'kubernetes', context: 'gke_p', namespace: 'default', queue: 'multislice-queue' } }))
+      .toBe('runs through Kubernetes JobSets (context gke_p, namespace default, queue multislice-queue)');
   });
 });
