@@ -229,3 +229,35 @@ class MakeDatasetTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CompileOnlyTest(unittest.TestCase):
+    def test_activation_count_is_exact_at_lengths_it_did_not_sample(self):
+        from podium_reference import compile_only
+
+        model = GPT(catalog.get_dims("reference-tiny"))
+        storages = {p.storage().data_ptr() for p in model.parameters()}
+        for batch, length in ((3, 100), (1, 57)):
+            direct = compile_only._saved_activation_bytes(model, length, storages) * batch
+            counted = compile_only.memory_bytes("reference-tiny", batch, length)["temp"]
+            self.assertEqual(direct, counted)
+
+    def test_arguments_are_four_copies_of_the_parameters_and_the_batch(self):
+        from podium_reference import compile_only
+
+        params = catalog.param_count(catalog.get_dims("reference-small"))
+        sizes = compile_only.memory_bytes("reference-small", 2, 64)
+        self.assertEqual(sizes["argument"], 4 * 4 * params + 2 * 65 * 8)
+        self.assertEqual(sizes["total"], sizes["argument"] + sizes["temp"] + sizes["output"])
+        line = compile_only.format_line(sizes)
+        self.assertTrue(line.startswith("Total memory size: "))
+        self.assertIn(" GB, Output size: ", line)
+
+    def test_quadratic_in_length_linear_in_batch(self):
+        from podium_reference import compile_only
+
+        a = compile_only.memory_bytes("reference-tiny", 1, 1024)["temp"]
+        b = compile_only.memory_bytes("reference-tiny", 4, 1024)["temp"]
+        c = compile_only.memory_bytes("reference-tiny", 1, 2048)["temp"]
+        self.assertEqual(b, 4 * a)
+        self.assertGreater(c, 2 * a)  # the attention scores grow with the square

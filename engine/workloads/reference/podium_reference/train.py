@@ -74,9 +74,27 @@ def _resolve_run_name(cfg, world_size):
         raise ValueError("run_name must be set when more than one process trains together")
 
 
+def _compile_only(args):
+    """MaxText.train_compile's counterpart: the step's memory, no training, no data read."""
+    cfg = config_lib.load(args)
+    for key, value in cfg.items():
+        log(f"Config param {key}: {value}")
+    from podium_reference import compile_only
+
+    log(f"Compiling the training step of {cfg.model_name} for per_device_batch_size="
+        f"{cfg.per_device_batch_size}, max_target_length={cfg.max_target_length}")
+    sizes = compile_only.memory_bytes(cfg.model_name, cfg.per_device_batch_size,
+                                      cfg.max_target_length)
+    log(compile_only.format_line(sizes))
+    log("Compiled the training step; nothing trained (--compile-only)")
+    return 0
+
+
 def main(argv=None, sigterm_guard=True):
     argv = sys.argv if argv is None else argv
     sys.stdout.reconfigure(line_buffering=True)
+    if "--compile-only" in argv[1:]:
+        return _compile_only([a for a in argv[1:] if a != "--compile-only"])
     cfg = config_lib.load(argv[1:])
     progress = _Progress()
     if sigterm_guard:
