@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "backend/api/api_context.h"
+#include "backend/api/compile_check.h"
 #include "backend/api/resolve.h"
 #include "backend/api/run_submission.h"
 #include "backend/api/run_view.h"
@@ -102,6 +103,7 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
           "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, "
           "'queued', $2)",
           {id, forced ? "submitted with force despite plan errors" : "submitted"});
+      if (s.spec.preflight_compile) create_compile_check(ctx, tx, id, s, user_id(rc));
       audit(tx, rc, "create", "run", id, {{"name", s.spec.name}, {"forced", forced}});
       tx.exec("SELECT pg_notify('podium_runs', $1)", {id});
       return load_run(tx, id);

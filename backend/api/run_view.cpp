@@ -14,7 +14,8 @@ std::string run_select() {
          "r.priority, "
          "array_to_json(r.tags)::text AS tags, r.imported, COALESCE(r.accelerator, c.accelerator) "
          "AS accelerator, COALESCE(r.num_slices, c.num_slices) AS num_slices, "
-         "r.current_slices, r.waiting_reason, " +
+         "r.current_slices, r.waiting_reason, r.preflight_state, r.preflight_run_id, "
+         "r.compile_check_for, " +
          rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") +
          " AS started_at, " + rfc3339("r.finished_at") + " AS finished_at, " +
          rfc3339("r.updated_at") +
@@ -25,35 +26,42 @@ std::string run_select() {
 }
 
 nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
-  nlohmann::json j = {{"id", r.at(i, "id")},
-                      {"name", r.at(i, "name")},
-                      {"owner_id", nullable_string(r, i, "owner_id")},
-                      {"owner", nullable_string(r, i, "owner")},
-                      {"cluster_id", nullable_string(r, i, "cluster_id")},
-                      {"cluster", nullable_string(r, i, "cluster")},
-                      {"accelerator", nullable_string(r, i, "accelerator")},
-                      {"num_slices", nullable_int(r, i, "num_slices")},
-                      {"current_slices", nullable_int(r, i, "current_slices")},
-                      {"waiting_reason", nullable_string(r, i, "waiting_reason")},
-                      {"imported", r.boolean(i, "imported")},
-                      {"dataset_id", nullable_string(r, i, "dataset_id")},
-                      {"dataset", nullable_string(r, i, "dataset")},
-                      {"model", r.at(i, "model")},
-                      {"workload", r.at(i, "workload")},
-                      {"spec", json_column(r, i, "spec").value_or(nlohmann::json::object())},
-                      {"forced", r.boolean(i, "forced")},
-                      {"state", r.at(i, "state")},
-                      {"failure_class", nullable_string(r, i, "failure_class")},
-                      {"restarts", r.int64(i, "restarts")},
-                      {"recoveries", r.int64(i, "recoveries")},
-                      {"last_step", nullable_int(r, i, "last_step")},
-                      {"resumed_from_step", nullable_int(r, i, "resumed_from_step")},
-                      {"priority", r.at(i, "priority")},
-                      {"tags", json_column(r, i, "tags").value_or(nlohmann::json::array())},
-                      {"created_at", r.at(i, "created_at")},
-                      {"started_at", nullable_string(r, i, "started_at")},
-                      {"finished_at", nullable_string(r, i, "finished_at")},
-                      {"updated_at", r.at(i, "updated_at")}};
+  nlohmann::json j = {
+      {"id", r.at(i, "id")},
+      {"name", r.at(i, "name")},
+      {"owner_id", nullable_string(r, i, "owner_id")},
+      {"owner", nullable_string(r, i, "owner")},
+      {"cluster_id", nullable_string(r, i, "cluster_id")},
+      {"cluster", nullable_string(r, i, "cluster")},
+      {"accelerator", nullable_string(r, i, "accelerator")},
+      {"num_slices", nullable_int(r, i, "num_slices")},
+      {"current_slices", nullable_int(r, i, "current_slices")},
+      {"waiting_reason", nullable_string(r, i, "waiting_reason")},
+      {"preflight", r.is_null(i, "preflight_state")
+                        ? nlohmann::json(nullptr)
+                        : nlohmann::json{{"kind", "compile"},
+                                         {"state", r.at(i, "preflight_state")},
+                                         {"run_id", nullable_string(r, i, "preflight_run_id")}}},
+      {"compile_check_for", nullable_string(r, i, "compile_check_for")},
+      {"imported", r.boolean(i, "imported")},
+      {"dataset_id", nullable_string(r, i, "dataset_id")},
+      {"dataset", nullable_string(r, i, "dataset")},
+      {"model", r.at(i, "model")},
+      {"workload", r.at(i, "workload")},
+      {"spec", json_column(r, i, "spec").value_or(nlohmann::json::object())},
+      {"forced", r.boolean(i, "forced")},
+      {"state", r.at(i, "state")},
+      {"failure_class", nullable_string(r, i, "failure_class")},
+      {"restarts", r.int64(i, "restarts")},
+      {"recoveries", r.int64(i, "recoveries")},
+      {"last_step", nullable_int(r, i, "last_step")},
+      {"resumed_from_step", nullable_int(r, i, "resumed_from_step")},
+      {"priority", r.at(i, "priority")},
+      {"tags", json_column(r, i, "tags").value_or(nlohmann::json::array())},
+      {"created_at", r.at(i, "created_at")},
+      {"started_at", nullable_string(r, i, "started_at")},
+      {"finished_at", nullable_string(r, i, "finished_at")},
+      {"updated_at", r.at(i, "updated_at")}};
   if (with_plan) j["plan"] = json_column(r, i, "plan").value_or(nlohmann::json(nullptr));
   return j;
 }

@@ -232,10 +232,56 @@ int runs_manifest(Context& ctx) {
 
 // ----- plan -----
 
+// plan --compile: the spec is submitted as a run with preflight: compile; its compile check
+// runs on a host of the compile cluster, and the run, which only served to plan, is cancelled
+// once the compiler's figure is in (nothing trains).
+int plan_compile(Context& ctx, Json spec) {
+  spec["preflight"] = "compile";
+  spec["name"] = spec.value("name", std::string("plan")) + "-compile-plan";
+  const Call submitted = call(ctx, "POST", "/api/v1/runs", spec.dump(), /*report_errors=*/false);
+  if (submitted.status == 0) return submitted.exit;
+  if (!submitted.ok()) return report_status(ctx, submitted.status, submitted.body);
+  const Json* id = find_path(submitted.json, "id");
+  if (!id || !id->is_string()) return report_unreadable(ctx, "expected a run");
+  const std::string run = id->get<std::string>();
+  ctx.err << "compile check of " << run << " submitted; waiting for the compiler's figure\n";
+  Call last;
+  for (int i = 0; i < 3600; ++i) {  // an hour at most: MaxText compiles take minutes
+    last = call(ctx, "GET", run_path(run));
+    if (!last.ok()) return last.exit;
+    const Json* state = find_path(last.json, "preflight.state");
+    if (state && state->is_string() && state->get<std::string>() != "pending") break;
+    ctx.env.sleep(std::chrono::milliseconds(1000));
+  }
+  const Json* state = find_path(last.json, "preflight.state");
+  const std::string verdict = state && state->is_string() ? state->get<std::string>() : "pending";
+  if (verdict == "passed") call(ctx, "POST", run_path(run) + "/cancel");
+  const Json* plan = find_path(last.json, "plan");
+  if (ctx.json) {
+    ctx.out << (plan ? plan->dump(2) : "null") << "\n";
+  } else if (plan && plan->is_object()) {
+    ctx.out << render_plan(*plan);
+  }
+  if (verdict == "pending") {
+    ctx.err << "the compile check of " << run
+            << " has not finished; follow it with podium runs get " << run << "\n";
+    return kExitFailed;
+  }
+  if (verdict != "passed") {
+    const Json* reason = find_path(last.json, "state");
+    ctx.err << "compile check " << verdict << " (run " << run << " is "
+            << (reason && reason->is_string() ? reason->get<std::string>() : "?")
+            << "); podium runs events " << run << " says why\n";
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
 int plan_command(Context& ctx) {
   int exit = kExitOk;
   auto spec = read_spec(ctx, exit);
   if (!spec) return exit;
+  if (ctx.args.has("compile")) return plan_compile(ctx, *spec);
   const Call c = call(ctx, "POST", "/api/v1/plan", spec->dump(), /*report_errors=*/false);
   if (c.status == 0) return c.exit;  // transport failure, already reported
   // A plan with errors may come back as 200 {"ok":false} or as 422 carrying the plan.
@@ -511,10 +557,16 @@ void add_run_commands(std::vector<Command>& out) {
                    {}, 1, 1, runs_summary));
   out.push_back(with_required(
       make_command(
-          "plan", "", "", "check a run spec before submitting it (preflight)", {kFile}, 0, 0,
-          plan_command,
+          "plan", "", "", "check a run spec before submitting it (preflight)",
+          {kFile,
+           {"compile", 0, false, false, "",
+            "also compile the training step on a host (the spec's compile_cluster, else its "
+            "cluster) and judge memory by the compiler's figure"}},
+          0, 0, plan_command,
           "Prints the verdict (OK or ERRORS with code, message and hint), warnings, topology,\n"
           "memory per device against capacity, data and the throughput estimate.\n"
+          "With --compile the spec is submitted as a run with preflight: compile that is\n"
+          "cancelled once its compile check has decided (memory.basis: compiled).\n"
           "Exits 1 when the plan has errors."),
       "-f FILE"));
   out.push_back(make_command(

@@ -55,7 +55,9 @@ const std::set<std::string, std::less<>> kTopLevelFields = {"name",
                                                             "config_file",
                                                             "workdir",
                                                             "env",
-                                                            "image"};
+                                                            "image",
+                                                            "preflight",
+                                                            "compile_cluster"};
 
 constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTags = 32;
@@ -308,6 +310,21 @@ RunSpecParse parse_run_spec(const json& body) {
   if (has("config_file")) {
     if (auto c = p.string(body["config_file"], "config_file", true)) spec.config_file = *c;
   }
+  if (has("preflight")) {
+    if (auto p2 = p.string(body["preflight"], "preflight", true)) {
+      if (*p2 == "compile")
+        spec.preflight_compile = true;
+      else if (*p2 != "none")
+        p.error("preflight", "must be \"compile\" (check memory by compiling first) or \"none\"");
+    }
+    if (spec.preflight_compile && spec.workload == Workload::command)
+      p.error("preflight", "a compile check needs workload maxtext or reference");
+  }
+  if (has("compile_cluster")) {
+    if (auto c = p.string(body["compile_cluster"], "compile_cluster", true))
+      spec.compile_cluster = *c;
+    if (!spec.preflight_compile) p.error("compile_cluster", "is only used with preflight: compile");
+  }
   if (has("image")) {
     if (auto i = p.string(body["image"], "image", true)) {
       bool ok = i->size() <= 512;
@@ -551,6 +568,8 @@ json to_json(const RunSpec& s) {
           {"config_file", s.config_file ? json(*s.config_file) : json(nullptr)},
           {"workdir", s.workdir ? json(*s.workdir) : json(nullptr)},
           {"image", s.image ? json(*s.image) : json(nullptr)},
+          {"preflight", s.preflight_compile ? json("compile") : json(nullptr)},
+          {"compile_cluster", s.compile_cluster ? json(*s.compile_cluster) : json(nullptr)},
           {"env", s.env}};
 }
 

@@ -62,6 +62,11 @@ struct RunSpec {
   std::optional<std::string> workdir;
   // image: the container image of the ranks on Kubernetes executors (over the cluster's).
   std::optional<std::string> image;
+  // preflight: "compile": before the run is placed, a compile check (MaxText.train_compile, or
+  // the reference workload's --compile-only) runs on a host of compile_cluster (default: the
+  // run's own cluster) and the compiler's memory figure decides (docs/planner.md).
+  bool preflight_compile = false;
+  std::optional<std::string> compile_cluster;
   std::map<std::string, std::string> env;
 
   // ICI / DCN values keyed by mesh axis name ("fsdp", "tensor", "stage", ...).

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/sched/dispatch/attempt_lifecycle.h"
+#include "backend/sched/dispatch/compile_checks.h"
 #include "backend/sched/dispatch/external_attempts.h"
 #include "backend/sched/launch_spec.h"
 #include "backend/sched/placement.h"
@@ -254,6 +255,7 @@ void Dispatcher::loop() {
         reap_once();
         check_growth_once();
         if (external_) external_->drive_once();
+        db_.transact([&](db::Transaction& tx) { check_compile_preflights(tx, log_); });
         next_reap = std::chrono::steady_clock::now() + std::chrono::seconds(1);
       }
       schedule_once();
@@ -333,7 +335,8 @@ int Dispatcher::schedule_once() {
         "SELECT r.id, r.cluster_id, r.state, r.spec::text AS spec, r.priority, "
         "(extract(epoch FROM r.created_at) * 1000000)::bigint AS created_us, d.uri AS dataset_uri "
         "FROM runs r LEFT JOIN datasets d ON d.id = r.dataset_id "
-        "WHERE r.state IN ('queued', 'recovering') AND NOT EXISTS (SELECT 1 FROM attempts a "
+        "WHERE r.state IN ('queued', 'recovering') AND r.preflight_state IS DISTINCT FROM "
+        "'pending' AND NOT EXISTS (SELECT 1 FROM attempts a "
         "WHERE a.run_id = r.id AND a.finished_at IS NULL) ORDER BY r.seq "
         "FOR UPDATE OF r SKIP LOCKED");
     if (r.empty()) return 0;

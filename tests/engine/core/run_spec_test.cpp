@@ -234,3 +234,38 @@ TEST(RunSpecLaunch, EntrypointConfigWorkdirAndEnvAreValidated) {
 
 }  // namespace
 }  // namespace podium::core
+
+namespace podium::core {
+namespace {
+
+TEST(RunSpec, CompilePreflight) {
+  auto body = contract_example();
+  body["preflight"] = "compile";
+  body["compile_cluster"] = "cpu-hosts";
+  auto r = parse_run_spec(body);
+  ASSERT_TRUE(r.spec) << ::testing::PrintToString(fields(r));
+  EXPECT_TRUE(r.spec->preflight_compile);
+  EXPECT_EQ(r.spec->compile_cluster, "cpu-hosts");
+  EXPECT_EQ(to_json(*r.spec)["preflight"], "compile");
+  EXPECT_EQ(to_json(*r.spec)["compile_cluster"], "cpu-hosts");
+
+  auto none = contract_example();
+  none["preflight"] = "none";
+  EXPECT_FALSE(parse_run_spec(none).spec->preflight_compile);
+
+  auto bad = contract_example();
+  bad["preflight"] = "link";
+  EXPECT_THAT(fields(parse_run_spec(bad)), ElementsAre("preflight"));
+  auto stray = contract_example();
+  stray["compile_cluster"] = "x";
+  EXPECT_THAT(fields(parse_run_spec(stray)), ElementsAre("compile_cluster"));
+  auto command = json{{"name", "c"},
+                      {"cluster", "k"},
+                      {"workload", "command"},
+                      {"command", {"true"}},
+                      {"preflight", "compile"}};
+  EXPECT_THAT(fields(parse_run_spec(command)), ElementsAre("preflight"));
+}
+
+}  // namespace
+}  // namespace podium::core

@@ -71,7 +71,9 @@ def memory_bytes(model_name, per_device_batch_size, max_target_length):
 
 
 def format_line(b):
-    gb = lambda n: f"{n / 1e9:.3f} GB"  # noqa: E731  (MaxText prints decimal gigabytes)
+    # MaxText's bytes_to_gb divides by 2**30 and labels the result "GB"; so does this line, so
+    # that Podium reads both alike.
+    gb = lambda n: f"{n / 2**30:.3f} GB"  # noqa: E731
     return (f"Total memory size: {gb(b['total'])}, Output size: {gb(b['output'])}, "
             f"Temp size: {gb(b['temp'])}, Argument size: {gb(b['argument'])}, "
             f"Host temp size: {gb(0)}")

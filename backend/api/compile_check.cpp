@@ -1,0 +1,107 @@
+#include "backend/api/compile_check.h"
+
+#include "backend/api/resolve.h"
+#include "backend/api/sql_util.h"
+#include "backend/common/problem.h"
+#include "backend/sched/launch_spec.h"
+#include "engine/core/accelerator.h"
+
+namespace podium::api {
+
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::vector<std::string> compile_command(const std::vector<std::string>& launch,
+                                         const core::RunSpec& spec,
+                                         const std::string& compile_topology, int num_slices) {
+  std::vector<std::string> argv = launch;
+  if (spec.workload == core::Workload::reference) {
+    argv.push_back("--compile-only");
+    return argv;
+  }
+  // MaxText: the same configuration, compiled ahead of time for the target topology on this
+  // host's CPU (MaxText's train_compile; needs jax[tpu], no TPU).
+  for (auto& a : argv)
+    if (a == "MaxText.train") a = "MaxText.train_compile";
+  argv.push_back("compile_topology=" + compile_topology);
+  argv.push_back("compile_topology_num_slices=" + std::to_string(num_slices));
+  return argv;
+}
+
+void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::string& run_id,
+                          const Submission& s, const std::string& owner_id) {
+  const std::string compile_cluster_key = s.spec.compile_cluster.value_or(s.spec.cluster);
+  auto compile_cluster = find_cluster_id(tx, compile_cluster_key);
+  if (!compile_cluster)
+    throw http::unprocessable("no cluster " + compile_cluster_key + " to run the compile check on",
+                              {{"compile_cluster", "unknown cluster"}});
+  auto target =
+      tx.exec("SELECT accelerator, num_slices FROM clusters WHERE id = $1", {s.cluster_id});
+  auto parsed = core::parse_accelerator(target.at(0, "accelerator"));
+  const int slices = s.spec.num_slices.value_or(static_cast<int>(target.int64(0, "num_slices")));
+
+  // Rank 0's command of the run itself, as a one-host launch would build it.
+  sched::LaunchInput in;
+  in.run_id = run_id;
+  in.run_name = run_id + "-compile";
+  in.attempt_id = "compile";
+  in.spec = s.spec_json;
+  if (s.dataset_id) {
+    auto d = tx.exec("SELECT uri FROM datasets WHERE id = $1", {*s.dataset_id});
+    if (!d.empty()) in.dataset_uri = d.at(0, "uri");
+  }
+  in.settings = ctx.engine.launch;
+  sched::GangMember only;
+  only.address = "127.0.0.1";
+  in.members = {only};
+  if (parsed.type) in.accelerator_kind = std::string(core::kind_name(parsed.type->kind));
+  std::vector<sched::RankLaunch> launch;
+  try {
+    launch = sched::build_launch(in);
+  } catch (const std::invalid_argument& e) {
+    throw http::unprocessable(std::string("no compile check can be built: ") + e.what(),
+                              {{"preflight", e.what()}});
+  }
+  const std::string topology =
+      parsed.type ? (parsed.type->cloud_type.empty() ? parsed.type->type : parsed.type->cloud_type)
+                  : target.at(0, "accelerator");
+  const auto argv = compile_command(launch.front().command, s.spec, topology, slices);
+
+  const std::string child = new_id("run");
+  json spec = {{"name", s.spec.name + "-compile-check"},
+               {"cluster", compile_cluster_key},
+               {"workload", "command"},
+               {"command", argv},
+               {"env", s.spec_json.value("env", json::object())},
+               {"max_restarts", 0},
+               {"tags", {"compile-check"}}};
+  if (s.spec.workdir) spec["workdir"] = *s.spec.workdir;
+  json plan = {{"ok", true},
+               {"errors", json::array()},
+               {"warnings", json::array()},
+               {"compile_check_for", run_id}};
+  tx.exec(
+      "INSERT INTO runs (id, name, owner_id, cluster_id, model, workload, spec, plan, state, "
+      "priority, tags, compile_check_for) VALUES ($1, $2, $3, $4, $5, 'command', $6::jsonb, "
+      "$7::jsonb, 'queued', $8, ARRAY['compile-check'], $9)",
+      {child, spec["name"].get<std::string>(), owner_id, *compile_cluster,
+       s.spec.model.value_or(""), dump(spec), dump(plan), s.spec.priority, run_id});
+  tx.exec(
+      "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, 'queued', "
+      "$2)",
+      {child, "compile check of run " + run_id});
+  tx.exec(
+      "UPDATE runs SET preflight_run_id = $2, preflight_state = 'pending', waiting_reason = $3 "
+      "WHERE id = $1",
+      {run_id, child, "waiting for its compile check (run " + child + ")"});
+  tx.exec("SELECT pg_notify('podium_runs', $1)", {child});
+}
+
+}  // namespace podium::api
