@@ -2,6 +2,14 @@
 add_compile_options(-Wall -Wextra -Wpedantic -Werror -Wshadow -Wnon-virtual-dtor
                     -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wnull-dereference
                     -Wimplicit-fallthrough)
+if(PODIUM_FUZZ)
+  # Every library is instrumented for coverage; only the fuzz targets link libFuzzer's main().
+  # clang's warning set differs from GCC's, which the Debug build holds to -Werror: here they
+  # are reported but do not stop the fuzz build.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all -Wno-error)
+  add_link_options(-fsanitize=address,undefined)
+endif()
 if(PODIUM_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=address,undefined)

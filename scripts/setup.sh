@@ -10,7 +10,7 @@ DEBIAN_PACKAGES=(
   libsodium-dev libssl-dev
   postgresql-15 postgresql-client-15
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format
+  clang-format clang libclang-rt-14-dev
   python3 python3-torch python3-yaml
   chromium
   slurm-wlm munge

@@ -35,6 +35,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 step "unit, integration and e2e tests"
 ctest --test-dir build/test --output-on-failure -j "$(nproc)" --timeout 600 || status=1
 
+step "fuzz targets: committed corpora replayed, then each fuzzed briefly (clang, libFuzzer)"
+PODIUM_FUZZ_SECONDS="${PODIUM_FUZZ_SECONDS:-10}" ./scripts/fuzz.sh || status=1
+
 if [ -f web/package.json ]; then
   step "dashboard unit and browser tests"
   (cd web && npm run --silent build && npm run --silent test && PODIUM_BIN_DIR="$root/build/test/bin" npm run --silent test:browser) || status=1

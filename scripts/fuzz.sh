@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang and runs them (docs/reliability.md).
+#
+#   scripts/fuzz.sh                    # replay every committed corpus, then fuzz each target 15 s
+#   scripts/fuzz.sh TARGET SECONDS     # one target for a long run, e.g. maxtext_log_fuzzer 3600
+#
+# New inputs that grow coverage are written to build/fuzz-corpus/<target>/ (the committed seeds
+# under fuzz/corpus/ stay as they are); crashes to build/fuzz-artifacts/. Exit 1 on any crash,
+# leak or timeout (-timeout=10 s per input), with the reproducer's path printed.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+build=build/fuzz
+seconds_each="${PODIUM_FUZZ_SECONDS:-15}"
+
+command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (scripts/setup.sh installs clang)" >&2; exit 1; }
+generator=()
+command -v ninja >/dev/null 2>&1 && [ ! -f "$build/CMakeCache.txt" ] && generator=(-G Ninja)
+CXX=clang++ cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPODIUM_UNIT_ONLY=ON -DPODIUM_FUZZ=ON -DPODIUM_BENCH=OFF >/dev/null
+cmake --build "$build" -j "${PODIUM_BUILD_JOBS:-$(nproc)}" >/dev/null
+
+targets=$(ls fuzz/*_fuzzer.cpp | xargs -n1 basename | sed 's/\.cpp$//')
+if [ $# -ge 1 ]; then targets="$1"; seconds_each="${2:-$seconds_each}"; fi
+
+mkdir -p build/fuzz-artifacts
+status=0
+for t in $targets; do
+  seeds="fuzz/corpus/$t"
+  work="build/fuzz-corpus/$t"
+  mkdir -p "$work" "$seeds"
+  # 1. Replay: every committed input must pass.
+  if ! "$build/fuzz/$t" -runs=0 "$seeds" >"build/fuzz-artifacts/$t.replay.log" 2>&1; then
+    echo "fuzz: $t failed on its committed corpus:"; tail -30 "build/fuzz-artifacts/$t.replay.log"; status=1; continue
+  fi
+  # 2. Fuzz for a bounded time from the seeds and what earlier runs found.
+  if "$build/fuzz/$t" -max_total_time="$seconds_each" -timeout=10 -rss_limit_mb=2048 \
+       -max_len=65536 -artifact_prefix="build/fuzz-artifacts/$t-" -print_final_stats=1 \
+       "$work" "$seeds" >"build/fuzz-artifacts/$t.log" 2>&1; then
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/fuzz-artifacts/$t.log" | grep -o '[0-9]*$' || echo "?")
+    echo "fuzz: $t ok: $execs executions in ${seconds_each} s, 0 crashes"
+  else
+    echo "fuzz: $t FAILED:"; grep -E "ERROR|SUMMARY|Test unit written" "build/fuzz-artifacts/$t.log" | head -10; status=1
+  fi
+done
+exit $status
