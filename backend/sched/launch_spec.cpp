@@ -1,5 +1,7 @@
 #include "backend/sched/launch_spec.h"
 
+#include "engine/core/model_catalog.h"
+
 #include "engine/core/launch_env.h"
 
 #include <cmath>
@@ -40,8 +42,13 @@ std::vector<std::string> training_arguments(const LaunchInput& in, const std::st
   kv.emplace_back("run_name", in.run_name);
   kv.emplace_back("base_output_directory", out_dir);
   if (in.dataset_uri) kv.emplace_back("dataset_path", strip_file_scheme(*in.dataset_uri));
-  if (spec.contains("model") && spec["model"].is_string())
-    kv.emplace_back("model_name", spec["model"].get<std::string>());
+  // A model MaxText does not know by name is defined by the run's config_file instead: a
+  // model_name would make MaxText look for configs/models/<name>.yml and stop.
+  if (spec.contains("model") && spec["model"].is_string()) {
+    const auto* known = core::find_model(spec["model"].get<std::string>());
+    if (!(maxtext && known && !known->maxtext_known))
+      kv.emplace_back("model_name", spec["model"].get<std::string>());
+  }
   if (spec.contains("steps") && spec["steps"].is_number())
     kv.emplace_back("steps", scalar_text(spec["steps"]));
   if (spec.contains("per_device_batch_size") && spec["per_device_batch_size"].is_number())

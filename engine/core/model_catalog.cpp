@@ -203,6 +203,12 @@ std::optional<ModelSpec> parse_model_yaml(std::string_view yaml_text, std::strin
     read_string(podium, "source", m.source);
     read_string(podium, "workload", m.workload);
     read_string(podium, "published_source", m.published_source);
+    if (podium["maxtext_known"]) {
+      if (!podium["maxtext_known"].IsScalar() || (podium["maxtext_known"].Scalar() != "true" &&
+                                                  podium["maxtext_known"].Scalar() != "false"))
+        throw std::runtime_error("podium.maxtext_known must be true or false");
+      m.maxtext_known = podium["maxtext_known"].Scalar() == "true";
+    }
     if (podium["published_total_params"]) {
       m.published_total_params =
           to_double(podium["published_total_params"], "podium.published_total_params");
@@ -373,10 +379,15 @@ nlohmann::json to_json(const ModelSpec& m) {
        m.published_active_params ? json(*m.published_active_params) : json(nullptr)},
       {"source", m.published_source},
   };
-  return {{"name", m.name},        {"description", m.description},
-          {"source", m.source},    {"workload", m.workload},
-          {"moe", m.is_moe()},     {"architecture", arch},
-          {"layers", layers},      {"parameters", params},
+  return {{"name", m.name},
+          {"description", m.description},
+          {"source", m.source},
+          {"workload", m.workload},
+          {"maxtext_known", m.maxtext_known},
+          {"moe", m.is_moe()},
+          {"architecture", arch},
+          {"layers", layers},
+          {"parameters", params},
           {"published", published}};
 }
 

@@ -70,6 +70,10 @@ struct ModelSpec {
   std::optional<double> published_total_params;
   std::optional<double> published_active_params;
   std::string published_source;
+  // Whether MaxText has this model as a model_name (its configs/models/<name>.yml). When not
+  // (podium.maxtext_known: false, e.g. a team's own architecture), a maxtext run must supply the
+  // model's config file (run spec config_file) and Podium passes no model_name.
+  bool maxtext_known = true;
 
   bool is_moe() const { return num_experts > 1; }
   int num_dense_layers() const;  // layers with a dense MLP

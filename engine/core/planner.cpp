@@ -201,6 +201,13 @@ Plan make_plan(const PlanInput& in) {
             "model");
     } else {
       plan.params = count_parameters(*model);
+      if (spec.workload == Workload::maxtext && !model->maxtext_known && !spec.config_file)
+        error("model_needs_config",
+              "MaxText has no model_name '" + model->name +
+                  "': a maxtext run of it must supply the model's config file",
+              "set config_file to the YAML that defines it (MaxText's key names, e.g. "
+              "examples/configs/almodel-8b.yml); Podium then passes no model_name",
+              "config_file");
       if (spec.workload != Workload::command && model->workload != to_string(spec.workload)) {
         warning("model_workload_mismatch",
                 "model '" + model->name + "' is defined for the " + model->workload +

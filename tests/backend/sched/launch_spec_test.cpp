@@ -197,5 +197,20 @@ TEST(LaunchSpec, EntrypointConfigFileWorkdirAndEnvAreTheRunsOwn) {
   EXPECT_EQ(argv[3], "configs/almodel.yml");
 }
 
+TEST(LaunchSpec, ModelNameOnlyForModelsMaxTextKnows) {
+  // almodel-8b is defined by the run's config file: model_name=almodel-8b would make MaxText
+  // look for configs/models/almodel-8b.yml and stop.
+  auto own = build_launch(two_slices_of_two({{"workload", "maxtext"},
+                                             {"model", "almodel-8b"},
+                                             {"steps", 10},
+                                             {"config_file", "configs/almodel.yml"}}))[0]
+                 .command;
+  for (const auto& a : own) EXPECT_NE(a.rfind("model_name=", 0), 0u) << a;
+  auto llama = build_launch(two_slices_of_two(
+      {{"workload", "maxtext"}, {"model", "llama2-7b"}, {"steps", 10}}))[0]
+                   .command;
+  EXPECT_TRUE(has_arg(llama, "model_name=llama2-7b"));
+}
+
 }  // namespace
 }  // namespace podium::sched

@@ -23,6 +23,7 @@ PlanInput almodel_on_tpu7x_64() {
   PlanInput in;
   in.spec = spec_from(json::parse(R"({
     "name": "almodel", "cluster": "v7", "model": "almodel-8b", "steps": 100,
+    "config_file": "configs/almodel-8b.yml",
     "per_device_batch_size": 1, "max_target_length": 4096,
     "parallelism": {"ici_fsdp": 16, "ici_tensor": 4},
     "config": {"remat_policy": "full", "opt_type": "muon", "muon_weight_decay": 0.1}
@@ -35,6 +36,25 @@ std::vector<std::string> codes(const std::vector<PlanIssue>& issues) {
   std::vector<std::string> out;
   for (const PlanIssue& i : issues) out.push_back(i.code);
   return out;
+}
+
+TEST(Planner, AModelMaxTextDoesNotKnowNeedsItsConfigFile) {
+  PlanInput in = almodel_on_tpu7x_64();
+  in.spec.config_file.reset();
+  const Plan plan = make_plan(in);
+  EXPECT_FALSE(plan.ok);
+  ASSERT_THAT(codes(plan.errors), ::testing::Contains("model_needs_config"));
+  for (const PlanIssue& e : plan.errors)
+    if (e.code == "model_needs_config") {
+      EXPECT_EQ(e.field, "config_file");
+      EXPECT_NE(e.message.find("almodel-8b"), std::string::npos) << e.message;
+    }
+  // llama2-7b is one of MaxText's own model_names: no config file needed.
+  PlanInput llama = almodel_on_tpu7x_64();
+  llama.spec.model = "llama2-7b";
+  llama.spec.config_file.reset();
+  EXPECT_THAT(codes(make_plan(llama).errors),
+              ::testing::Not(::testing::Contains("model_needs_config")));
 }
 
 TEST(Planner, AlmodelOnTpu7x64IsOk) {
