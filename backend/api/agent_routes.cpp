@@ -7,6 +7,7 @@
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
+#include "backend/common/secrets.h"
 #include "backend/ingest/log_ingest.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "backend/sched/dispatch/external_attempts.h"
@@ -35,6 +36,13 @@ void require_worker(db::Transaction& tx, const http::RequestContext& rc,
                     const std::string& worker_id) {
   if (!rc.principal->attempt_id.empty())
     throw http::forbidden("an attach token acts for its attempt's ranks only, not as an agent");
+  if (rc.principal->worker_id.empty())
+    throw http::forbidden(
+        "a cluster's worker token may only register; use the credential the registration "
+        "returned");
+  if (rc.principal->worker_id != worker_id)
+    throw http::forbidden("this credential belongs to worker " + rc.principal->worker_id +
+                          ", not " + worker_id);
   auto w = tx.exec("SELECT cluster_id FROM workers WHERE id = $1", {worker_id});
   if (w.empty()) throw http::not_found("unknown worker " + worker_id + "; register again");
   if (w.at(0, "cluster_id") != token_cluster(rc))
@@ -63,6 +71,33 @@ AttemptRow require_attempt(db::Transaction& tx, const http::RequestContext& rc,
   if (a.at(0, "cluster_id") != token_cluster(rc))
     throw http::forbidden("this worker token belongs to another cluster");
   return {a.at(0, "run_id"), static_cast<int>(a.int64(0, "number")), a.at(0, "state")};
+}
+
+// A host acts only for its own ranks: another worker's rank (or a cluster token's guess) is 403.
+// Attach tokens are confined to their attempt by require_attempt.
+void require_own_rank(db::Transaction& tx, const http::RequestContext& rc,
+                      const std::string& attempt_id, std::optional<int64_t> rank) {
+  if (!rc.principal->attempt_id.empty()) return;
+  if (rc.principal->worker_id.empty())
+    throw http::forbidden(
+        "a cluster's worker token may only register; use the credential the registration "
+        "returned");
+  auto h = rank ? tx.exec(
+                      "SELECT worker_id FROM attempt_hosts WHERE attempt_id = $1 AND rank = "
+                      "$2::int",
+                      {attempt_id, std::to_string(*rank)})
+                : tx.exec(
+                      "SELECT worker_id FROM attempt_hosts WHERE attempt_id = $1 AND worker_id = "
+                      "$2 LIMIT 1",
+                      {attempt_id, rc.principal->worker_id});
+  if (h.empty()) {
+    if (rank)
+      throw http::not_found("attempt " + attempt_id + " has no rank " + std::to_string(*rank));
+    throw http::forbidden("this worker holds no rank of attempt " + attempt_id);
+  }
+  if (h.at(0, "worker_id") != rc.principal->worker_id)
+    throw http::forbidden("rank " + std::to_string(rank.value_or(0)) + " of attempt " + attempt_id +
+                          " belongs to another worker");
 }
 
 json running_list(http::ObjectReader& reader, const json& body) {
@@ -100,10 +135,16 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
   auto devices = in.integer("devices", false, 0, 1 << 20).value_or(1);
   auto version = in.string("version", false, 64).value_or("");
   auto instance = in.string("instance", false, 128).value_or("");
+  // The credential this host's agent got last time (kept in its workdir): proof that a new agent
+  // process is the same host's, so it may take the slot over at once.
+  auto presented = in.string("credential", false, 512);
   json running = running_list(in, body);
   in.reject_unknown_fields();
   in.finish();
 
+  if (!rc.principal->worker_id.empty() || !rc.principal->attempt_id.empty())
+    throw http::forbidden("register with the cluster's worker token");
+  const std::string credential = secrets::new_token("pdh_");
   auto out = ctx.db.transact([&](db::Transaction& tx) {
     auto cluster_id = find_cluster_id(tx, *cluster);
     if (!cluster_id) throw http::not_found("no cluster " + *cluster);
@@ -123,17 +164,28 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
     if (!errors.empty()) throw http::unprocessable("no such host in this cluster", errors);
 
     auto prev = tx.exec(
-        "SELECT id, instance FROM workers WHERE cluster_id = $1 AND slice = $2::int AND host = "
-        "$3::int FOR UPDATE",
-        {*cluster_id, std::to_string(*slice), std::to_string(*host)});
+        "SELECT id, instance, credential_hash, (last_heartbeat_at > now() - make_interval(secs "
+        "=> $4::int)) AS live, extract(epoch FROM now() - last_heartbeat_at)::int AS silent "
+        "FROM workers WHERE cluster_id = $1 AND slice = $2::int AND host = $3::int FOR UPDATE",
+        {*cluster_id, std::to_string(*slice), std::to_string(*host),
+         std::to_string(ctx.engine.heartbeat_deadline.count())});
+    if (!prev.empty() && prev.at(0, "instance") != instance && prev.boolean(0, "live") &&
+        !prev.is_null(0, "credential_hash") &&
+        !(presented && secrets::token_hash(*presented) == prev.at(0, "credential_hash")))
+      throw http::conflict("host " + std::to_string(*slice) + "/" + std::to_string(*host) +
+                           " of cluster " + *cluster + " is held by a live agent (heard " +
+                           prev.at(0, "silent") +
+                           " s ago); stop it, or wait until it has been silent for " +
+                           std::to_string(ctx.engine.heartbeat_deadline.count()) + " s");
     std::string worker_id;
     if (prev.empty()) {
       worker_id = new_id("wkr");
       tx.exec(
           "INSERT INTO workers (id, cluster_id, slice, host, hostname, address, devices, "
-          "version, instance) VALUES ($1, $2, $3::int, $4::int, $5, $6, $7::int, $8, $9)",
+          "version, instance, credential_hash) VALUES ($1, $2, $3::int, $4::int, $5, $6, $7::int, "
+          "$8, $9, $10)",
           {worker_id, *cluster_id, std::to_string(*slice), std::to_string(*host), hostname, address,
-           std::to_string(devices), version, instance});
+           std::to_string(devices), version, instance, secrets::token_hash(credential)});
     } else {
       worker_id = prev.at(0, "id");
       // Another agent process took over this host: what the old one ran is gone, except the
@@ -145,11 +197,14 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
                                       ctx.engine, dump(running));
       tx.exec(
           "UPDATE workers SET hostname = $2, address = $3, devices = $4::int, version = $5, "
-          "instance = $6, registered_at = now(), last_heartbeat_at = now() WHERE id = $1",
-          {worker_id, hostname, address, std::to_string(devices), version, instance});
+          "instance = $6, registered_at = now(), last_heartbeat_at = now(), credential_hash = $7 "
+          "WHERE id = $1",
+          {worker_id, hostname, address, std::to_string(devices), version, instance,
+           secrets::token_hash(credential)});
     }
     sched::notify_runs(tx, "*");  // new capacity: the scheduler looks again
     return json{{"worker_id", worker_id},
+                {"credential", credential},
                 {"heartbeat_seconds", ctx.engine.heartbeat_interval.count()},
                 {"heartbeat_deadline_seconds", ctx.engine.heartbeat_deadline.count()}};
   });
@@ -279,6 +334,7 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
 
   auto out = ctx.db.transact([&](db::Transaction& tx) {
     auto attempt = require_attempt(tx, rc, attempt_id, /*lock=*/true);
+    require_own_rank(tx, rc, attempt_id, *rank);
     auto h = tx.exec(
         "SELECT state, exit_code, signal FROM attempt_hosts WHERE attempt_id = $1 AND rank = "
         "$2::int FOR UPDATE",
@@ -367,6 +423,7 @@ http::Response handle_logs(ApiContext& ctx, http::RequestContext& rc) {
   const std::string attempt_id = rc.param("id");
   auto result = ctx.db.transact([&](db::Transaction& tx) {
     auto attempt = require_attempt(tx, rc, attempt_id);
+    require_own_rank(tx, rc, attempt_id, *rank);
     auto h = tx.exec("SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND rank = $2::int",
                      {attempt_id, std::to_string(*rank)});
     if (h.empty())
@@ -399,6 +456,7 @@ http::Response handle_checkpoint(ApiContext& ctx, http::RequestContext& rc) {
   const std::string attempt_id = rc.param("id");
   bool created = ctx.db.transact([&](db::Transaction& tx) {
     auto attempt = require_attempt(tx, rc, attempt_id);
+    require_own_rank(tx, rc, attempt_id, std::nullopt);
     auto r = tx.exec(
         "INSERT INTO checkpoints (id, run_id, attempt_id, attempt_number, step, uri, bytes) "
         "VALUES ($1, $2, $3, $4::int, $5::bigint, $6, $7::bigint) ON CONFLICT (run_id, step) DO "

@@ -49,6 +49,20 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
         p.attempt_id = r.at(0, "id");
         return p;
       }
+      if (token.rfind("pdh_", 0) == 0) {
+        // A host's own credential, issued when its agent registered.
+        auto r = tx.exec("SELECT id, cluster_id FROM workers WHERE credential_hash = $1", {hash});
+        if (r.empty())
+          throw http::unauthorized(
+              "invalid worker credential (another agent registered this host since); register "
+              "again");
+        http::Principal p;
+        p.kind = http::Principal::Kind::worker;
+        p.token_id = "host:" + r.at(0, "id");
+        p.cluster_id = r.at(0, "cluster_id");
+        p.worker_id = r.at(0, "id");
+        return p;
+      }
       if (token.rfind("pdw_", 0) == 0) {
         auto r = tx.exec(
             "UPDATE worker_tokens SET last_used_at = now() WHERE token_hash = $1 AND revoked_at IS "

@@ -16,6 +16,10 @@ struct Principal {
   std::string cluster_id;  // workers only: the cluster the token belongs to
   // Attach tokens only (a rank under Slurm or Kubernetes): the one attempt it may act for.
   std::string attempt_id;
+  // Per-host credentials only (issued at registration): the worker it is, whose ranks alone it
+  // may report, log and checkpoint for. Empty for a cluster's worker token, which may only
+  // register.
+  std::string worker_id;
   std::string token_id;    // API token or worker token id ("" for session cookies)
   std::string session_id;  // dashboard sessions
 

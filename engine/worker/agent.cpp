@@ -1,5 +1,7 @@
 #include "engine/worker/agent.h"
 
+#include <fstream>
+
 #include <random>
 
 #include "engine/client/http_client.h"
@@ -103,16 +105,47 @@ nlohmann::json Agent::running_list(bool with_pid) const {
   return list;
 }
 
+// The host's credential survives agent restarts in the workdir (mode 600), so a new agent
+// process on the same host takes its slot over at once rather than waiting for the old one to
+// be declared lost.
+std::string Agent::read_credential() const {
+  std::ifstream in(options_.workdir / "credential");
+  std::string c;
+  std::getline(in, c);
+  return c.size() <= 512 ? c : std::string();
+}
+
+void Agent::write_credential(const std::string& credential) const {
+  const auto path = options_.workdir / "credential";
+  const auto tmp = options_.workdir / "credential.tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << credential << "\n";
+  }
+  std::error_code ec;
+  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, ec);
+  fs::rename(tmp, path, ec);
+  if (ec) log().warn("cannot keep the host credential in {}: {}", path.string(), ec.message());
+}
+
 Agent::RegisterOutcome Agent::register_once() {
   const nlohmann::json body = {{"cluster", options_.cluster},   {"slice", options_.slice},
                                {"host", options_.host},         {"hostname", options_.hostname},
                                {"address", options_.address},   {"devices", options_.devices},
                                {"version", PODIUM_VERSION},     {"instance", instance_},
                                {"running", running_list(false)}};
-  const ApiResult r = api_->call("POST", "register", dump(body), options_.timings.request_timeout);
+  nlohmann::json request = body;
+  if (const auto previous = read_credential(); !previous.empty()) request["credential"] = previous;
+  const ApiResult r =
+      api_->call("POST", "register", dump(request), options_.timings.request_timeout);
   if (r.transient()) {
     mark_reachable(false);
     log().warn("cannot register with the server: {}", r.describe());
+    return RegisterOutcome::retry;
+  }
+  if (r.status == 409) {
+    // Another agent holds this host's slot and is alive: wait until it stops or is lost.
+    log().warn("the server refused the registration for now: {}", r.describe());
     return RegisterOutcome::retry;
   }
   if (!r.ok()) {
@@ -127,6 +160,11 @@ Agent::RegisterOutcome Agent::register_once() {
   if (!answer.is_object() || !answer.contains("worker_id") || !answer["worker_id"].is_string()) {
     log().error("the server's registration answer has no worker_id");
     return RegisterOutcome::retry;
+  }
+  if (answer.contains("credential") && answer["credential"].is_string()) {
+    const std::string credential = answer["credential"].get<std::string>();
+    write_credential(credential);
+    api_->set_credential(credential);
   }
   bool first = false;
   std::string id = answer["worker_id"].get<std::string>();

@@ -64,6 +64,8 @@ class Agent {
  private:
   enum class RegisterOutcome { ok, retry, fatal };
   RegisterOutcome register_once();
+  std::string read_credential() const;
+  void write_credential(const std::string& credential) const;
   bool ensure_registered();
   void mark_reachable(bool reachable);
   void heartbeat_loop();

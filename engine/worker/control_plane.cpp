@@ -1,5 +1,7 @@
 #include "engine/worker/control_plane.h"
 
+#include <mutex>
+
 #include "engine/client/http_client.h"
 
 namespace podium::worker {
@@ -11,14 +13,25 @@ constexpr size_t kMaxResponseBytes = 1024 * 1024;
 
 class HttpControlPlane final : public ControlPlane {
  public:
-  HttpControlPlane(const std::string& url, const std::string& token) : client_(url, token) {}
+  HttpControlPlane(const std::string& url, const std::string& token) : url_(url), token_(token) {}
+
+  void set_credential(const std::string& credential) override {
+    std::lock_guard lock(mu_);
+    credential_ = credential;
+  }
 
   ApiResult call(const std::string& method, const std::string& path, const std::string& body,
                  std::chrono::milliseconds timeout) override {
     client::RequestOptions options;
     options.timeout = timeout;
     options.max_response_bytes = kMaxResponseBytes;
-    const auto result = client_.request(method, "/api/v1/agent/" + path, body, options);
+    std::string token;
+    {
+      std::lock_guard lock(mu_);
+      token = path == "register" || credential_.empty() ? token_ : credential_;
+    }
+    const client::HttpClient client(url_, token);
+    const auto result = client.request(method, "/api/v1/agent/" + path, body, options);
     if (!result.ok()) {
       ApiResult r;
       r.kind = ApiResult::Kind::transient;
@@ -29,7 +42,10 @@ class HttpControlPlane final : public ControlPlane {
   }
 
  private:
-  client::HttpClient client_;
+  const std::string url_;
+  const std::string token_;  // the cluster's worker token: registration only
+  std::mutex mu_;
+  std::string credential_;
 };
 
 }  // namespace

@@ -36,6 +36,9 @@ class ControlPlane {
   // `path` is relative to /api/v1/agent/ ("register", "attempts/att_1/logs", …).
   virtual ApiResult call(const std::string& method, const std::string& path,
                          const std::string& body, std::chrono::milliseconds timeout) = 0;
+  // The host's own credential from its registration: every call but "register" uses it instead
+  // of the cluster's worker token. Thread-safe.
+  virtual void set_credential(const std::string& credential) { (void)credential; }
 };
 
 // The real one, over engine/client's HttpClient (Beast stays there).

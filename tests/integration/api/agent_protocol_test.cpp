@@ -31,17 +31,19 @@ class AgentProtocol : public PodiumTest {
     run_id = podium().submit_run(podium().admin(), cluster)["id"];
   }
 
+  // Registers with the cluster's worker token, as the host's agent (presenting the credential
+  // it got last time, as a restarted agent does from its workdir); later calls use the new
+  // credential.
   Agent register_agent(const std::string& instance, json running = json::array()) {
     Api api = podium().as(token);
-    auto r = require_status(api.post("/api/v1/agent/register", {{"cluster", cluster},
-                                                                {"slice", 0},
-                                                                {"host", 0},
-                                                                {"address", "127.0.0.1"},
-                                                                {"instance", instance},
-                                                                {"running", running}}),
-                            200);
-    return {api, r.json["worker_id"]};
+    json body = {{"cluster", cluster},     {"slice", 0},           {"host", 0},
+                 {"address", "127.0.0.1"}, {"instance", instance}, {"running", running}};
+    if (!credential.empty()) body["credential"] = credential;
+    auto r = require_status(api.post("/api/v1/agent/register", body), 200);
+    credential = r.json["credential"];
+    return {podium().as(credential), r.json["worker_id"]};
   }
+  std::string credential;
 
   json fetch_assignment(int wait = 10) {
     auto r = agent.api.get("/api/v1/agent/assignment?worker_id=" + agent.worker_id +
@@ -206,9 +208,13 @@ TEST_F(AgentProtocol, BadRegistrationsAndForeignWorkers) {
   EXPECT_TRUE(is_problem(api.post("/api/v1/agent/register",
                                   {{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"x", 1}}),
                          400));
-  EXPECT_TRUE(is_problem(api.post("/api/v1/agent/heartbeat", {{"worker_id", "wkr_nope"}}), 404));
+  // The cluster's token registers; everything else needs the host's own credential.
+  EXPECT_TRUE(
+      is_problem(api.post("/api/v1/agent/heartbeat", {{"worker_id", agent.worker_id}}), 403));
+  EXPECT_TRUE(
+      is_problem(agent.api.post("/api/v1/agent/heartbeat", {{"worker_id", "wkr_nope"}}), 403));
   EXPECT_TRUE(is_problem(
-      api.get("/api/v1/agent/assignment?worker_id=" + agent.worker_id + "&wait=61"), 400));
+      agent.api.get("/api/v1/agent/assignment?worker_id=" + agent.worker_id + "&wait=61"), 400));
   // Another cluster's token may not act for this cluster's workers or attempts.
   const std::string other = unique_name("other");
   podium().create_cluster(other, "cpu-1");
@@ -261,32 +267,37 @@ TEST(AgentProtocolGang, SimultaneousRunningReportsMoveTheRunToRunning) {
   Podium p;
   const std::string cluster = unique_name("gang");
   p.create_cluster(cluster, "cpu-2");
-  Api agent = p.as(p.worker_token(cluster));
+  Api registrar = p.as(p.worker_token(cluster));
   std::string workers[2];
-  for (int h = 0; h < 2; ++h)
-    workers[h] = require_status(agent.post("/api/v1/agent/register",
-                                           {{"cluster", cluster}, {"slice", 0}, {"host", h}}),
-                                200)
-                     .json["worker_id"];
+  std::vector<Api> hosts;
+  for (int h = 0; h < 2; ++h) {
+    auto reg = require_status(
+        registrar.post("/api/v1/agent/register", {{"cluster", cluster}, {"slice", 0}, {"host", h}}),
+        200);
+    workers[h] = reg.json["worker_id"];
+    hosts.push_back(p.as(reg.json["credential"]));
+  }
   for (int round = 0; round < 8; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     const std::string run = p.submit_run(p.admin(), cluster)["id"];
     std::string attempt;
-    for (const auto& w : workers) {
-      auto a =
-          require_status(agent.get("/api/v1/agent/assignment?worker_id=" + w + "&wait=10"), 200);
+    for (int h = 0; h < 2; ++h) {
+      auto a = require_status(
+          hosts[h].get("/api/v1/agent/assignment?worker_id=" + workers[h] + "&wait=10"), 200);
       ASSERT_TRUE(a.json.contains("attempt_id")) << a;
+      ASSERT_EQ(a.json["rank"], h);
       attempt = a.json["attempt_id"];
     }
     const std::string path = "/api/v1/agent/attempts/" + attempt + "/status";
     std::thread other([&] {
-      require_status(agent.post(path, {{"rank", 1}, {"state", "running"}, {"pid", 2}}), 200);
+      require_status(hosts[1].post(path, {{"rank", 1}, {"state", "running"}, {"pid", 2}}), 200);
     });
-    require_status(agent.post(path, {{"rank", 0}, {"state", "running"}, {"pid", 1}}), 200);
+    require_status(hosts[0].post(path, {{"rank", 0}, {"state", "running"}, {"pid", 1}}), 200);
     other.join();
     EXPECT_EQ(require_status(p.admin().get("/api/v1/runs/" + run), 200).json["state"], "running");
     for (int r = 0; r < 2; ++r)
-      require_status(agent.post(path, {{"rank", r}, {"state", "exited"}, {"exit_code", 0}}), 200);
+      require_status(hosts[r].post(path, {{"rank", r}, {"state", "exited"}, {"exit_code", 0}}),
+                     200);
     EXPECT_EQ(require_status(p.admin().get("/api/v1/runs/" + run), 200).json["state"], "succeeded");
   }
 }
@@ -343,12 +354,12 @@ TEST(AgentProtocolHeartbeat, ARankTheAgentNoLongerListsIsLost) {
   Podium p(Podium::Options{{"scheduler.heartbeat_interval_seconds=1"}, "server", {}});
   const std::string cluster = unique_name("hb");
   p.create_cluster(cluster, "cpu-1");
-  Api agent = p.as(p.worker_token(cluster));
-  const std::string worker =
-      require_status(
-          agent.post("/api/v1/agent/register", {{"cluster", cluster}, {"slice", 0}, {"host", 0}}),
-          200)
-          .json["worker_id"];
+  auto reg = require_status(
+      p.as(p.worker_token(cluster))
+          .post("/api/v1/agent/register", {{"cluster", cluster}, {"slice", 0}, {"host", 0}}),
+      200);
+  Api agent = p.as(reg.json["credential"]);
+  const std::string worker = reg.json["worker_id"];
   const std::string run = p.submit_run(p.admin(), cluster)["id"];
   auto a =
       require_status(agent.get("/api/v1/agent/assignment?worker_id=" + worker + "&wait=10"), 200);
@@ -375,6 +386,81 @@ TEST(AgentProtocolHeartbeat, ARankTheAgentNoLongerListsIsLost) {
   auto attempts = require_status(p.admin().get("/api/v1/runs/" + run + "/attempts"), 200).json;
   EXPECT_EQ(attempts["items"][0]["failure_class"], "host_lost");
   EXPECT_EQ(attempts["items"][0]["hosts"][0]["state"], "lost");
+}
+
+}  // namespace
+}  // namespace podium::it
+
+namespace podium::it {
+namespace {
+
+// Per-host identity: a host's credential acts for its own ranks only; the cluster's token only
+// registers; a live slot is not taken by another agent unless it proves to be the same host's.
+TEST(AgentIdentity, AHostCannotReportAnotherHostsRankAndALiveSlotIsNotTaken) {
+  PODIUM_IT_REQUIRE_DATABASE();
+  Podium p;
+  const std::string cluster = unique_name("ident");
+  p.create_cluster(cluster, "cpu-2");
+  Api registrar = p.as(p.worker_token(cluster));
+  std::vector<Api> hosts;
+  std::vector<std::string> ids, credentials;
+  for (int h = 0; h < 2; ++h) {
+    auto reg = require_status(
+        registrar.post("/api/v1/agent/register", {{"cluster", cluster},
+                                                  {"slice", 0},
+                                                  {"host", h},
+                                                  {"instance", "i" + std::to_string(h)}}),
+        200);
+    ASSERT_EQ(reg.json["credential"].get<std::string>().rfind("pdh_", 0), 0u) << reg;
+    ids.push_back(reg.json["worker_id"]);
+    credentials.push_back(reg.json["credential"]);
+    hosts.push_back(p.as(credentials.back()));
+  }
+  const std::string run = p.submit_run(p.admin(), cluster)["id"];
+  std::string attempt;
+  for (int h = 0; h < 2; ++h) {
+    auto a = require_status(
+        hosts[h].get("/api/v1/agent/assignment?worker_id=" + ids[h] + "&wait=10"), 200);
+    attempt = a.json["attempt_id"];
+  }
+  const std::string status = "/api/v1/agent/attempts/" + attempt + "/status";
+  // Host 1 forges host 0's exit; the cluster token tries too: both 403, nothing changes.
+  EXPECT_TRUE(
+      is_problem(hosts[1].post(status, {{"rank", 0}, {"state", "exited"}, {"exit_code", 1}}), 403));
+  EXPECT_TRUE(is_problem(
+      registrar.post(status, {{"rank", 0}, {"state", "exited"}, {"exit_code", 1}}), 403));
+  EXPECT_TRUE(is_problem(hosts[1].post("/api/v1/agent/attempts/" + attempt + "/logs",
+                                       {{"rank", 0}, {"seq", 0}, {"lines", {"forged"}}}),
+                         403));
+  EXPECT_TRUE(is_problem(hosts[1].post("/api/v1/agent/heartbeat", {{"worker_id", ids[0]}}), 403));
+  auto att =
+      require_status(p.admin().get("/api/v1/runs/" + run + "/attempts"), 200).json["items"][0];
+  for (const auto& h : att["hosts"]) EXPECT_NE(h["state"], "exited") << att;
+  EXPECT_TRUE(
+      require_status(p.admin().get("/api/v1/runs/" + run + "/logs"), 200).json["items"].empty());
+  EXPECT_NE(require_status(p.admin().get("/api/v1/runs/" + run), 200).json["state"], "failed");
+  // Its own rank: fine.
+  require_status(hosts[0].post(status, {{"rank", 0}, {"state", "running"}, {"pid", 11}}), 200);
+
+  // Another agent claiming host 0's live slot: 409; the same host's agent (its credential):
+  // takes over, and the old credential is dead.
+  EXPECT_TRUE(is_problem(
+      registrar.post("/api/v1/agent/register",
+                     {{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"instance", "intruder"}}),
+      409));
+  auto again = require_status(
+      registrar.post("/api/v1/agent/register",
+                     {{"cluster", cluster},
+                      {"slice", 0},
+                      {"host", 0},
+                      {"instance", "restarted"},
+                      {"credential", credentials[0]},
+                      {"running", json::array({{{"attempt_id", attempt}, {"rank", 0}}})}}),
+      200);
+  EXPECT_NE(again.json["credential"], credentials[0]);
+  EXPECT_EQ(hosts[0].post("/api/v1/agent/heartbeat", {{"worker_id", ids[0]}}).status, 401);
+  require_status(
+      p.as(again.json["credential"]).post("/api/v1/agent/heartbeat", {{"worker_id", ids[0]}}), 200);
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ const std::array<const char*, kWhoCount> kWhoNames = {
 struct Call {
   std::string path;
   json body = nullptr;
+  // The "worker" caller uses the host's own credential (issued at registration) rather than
+  // the cluster's worker token, as a real agent does after registering.
+  bool host_credential = false;
 };
 
 // Resources the rows act on. "member" owns the shared run and dataset; "other member" does not.
@@ -61,15 +64,18 @@ struct World {
   // The shared cluster's one host registered through the agent API, and the attempt the
   // dispatcher placed the shared run on, with its assignment fetched (so later long-polls of
   // this worker find nothing and answer 204).
-  std::string worker_id, attempt_id;
+  std::string worker_id, attempt_id, host_credential;
   std::string agent_attempt() {
     if (!attempt_id.empty()) return attempt_id;
-    Api agent(p.url(), tokens[kWorker]);
+    Api registrar(p.url(), tokens[kWorker]);
     auto reg = require_status(
-        agent.post("/api/v1/agent/register",
-                   json{{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"instance", "authz"}}),
+        registrar.post(
+            "/api/v1/agent/register",
+            json{{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"instance", "authz"}}),
         200);
     worker_id = reg.json["worker_id"];
+    host_credential = reg.json["credential"];
+    Api agent(p.url(), host_credential);
     auto a = require_status(
         agent.get("/api/v1/agent/assignment?worker_id=" + worker_id + "&wait=20"), 200);
     if (!a.json.contains("attempt_id"))
@@ -276,31 +282,35 @@ std::vector<Row> routes() {
       {"POST", "/api/v1/agent/heartbeat", "agent",
        [](World& w) {
          w.agent_attempt();
-         return Call{"/api/v1/agent/heartbeat", {{"worker_id", w.worker_id}}};
+         return Call{"/api/v1/agent/heartbeat", {{"worker_id", w.worker_id}}, true};
        },
        agents(200)},
       {"GET", "/api/v1/agent/assignment", "agent",
        [](World& w) {
          w.agent_attempt();
-         return Call{"/api/v1/agent/assignment?worker_id=" + w.worker_id + "&wait=0"};
+         return Call{"/api/v1/agent/assignment?worker_id=" + w.worker_id + "&wait=0", nullptr,
+                     true};
        },
        agents(204)},
       {"POST", "/api/v1/agent/attempts/{id}/status", "agent",
        [](World& w) {
          return Call{"/api/v1/agent/attempts/" + w.agent_attempt() + "/status",
-                     {{"rank", 0}, {"state", "running"}, {"pid", 4242}}};
+                     {{"rank", 0}, {"state", "running"}, {"pid", 4242}},
+                     true};
        },
        agents(200)},
       {"POST", "/api/v1/agent/attempts/{id}/logs", "agent",
        [](World& w) {
          return Call{"/api/v1/agent/attempts/" + w.agent_attempt() + "/logs",
-                     {{"rank", 0}, {"seq", 0}, {"lines", {"hello"}}}};
+                     {{"rank", 0}, {"seq", 0}, {"lines", {"hello"}}},
+                     true};
        },
        agents(200)},
       {"POST", "/api/v1/agent/attempts/{id}/checkpoints", "agent",
        [](World& w) {
          return Call{"/api/v1/agent/attempts/" + w.agent_attempt() + "/checkpoints",
-                     {{"step", 10}, {"uri", "/tmp/podium-authz/10"}, {"bytes", 1}}};
+                     {{"step", 10}, {"uri", "/tmp/podium-authz/10"}, {"bytes", 1}},
+                     true};
        },
        agents(201)},
       // Only an attempt's attach token may join it: a cluster's worker token is refused.
@@ -339,7 +349,9 @@ TEST(Authorization, EveryRouteForEveryKindOfCaller) {
         line.push_back("setup!");
         continue;
       }
-      Api api(podium.url(), world.tokens[static_cast<size_t>(who)]);
+      Api api(podium.url(), call.host_credential && who == kWorker
+                                ? world.host_credential
+                                : world.tokens[static_cast<size_t>(who)]);
       auto r = api.call(row.method, call.path, call.body);
       const int want = row.expect[static_cast<size_t>(who)];
       std::string cell = status_text(r.status);

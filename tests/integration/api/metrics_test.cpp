@@ -181,12 +181,13 @@ namespace {
 TEST_F(Metrics, EngineGaugesCountRunsWorkersAndIngestedLines) {
   auto admin = podium().admin();
   podium().create_cluster("gauged", "cpu-1");
-  Api agent = podium().as(podium().worker_token("gauged"));
-  const std::string worker =
-      require_status(
-          agent.post("/api/v1/agent/register", {{"cluster", "gauged"}, {"slice", 0}, {"host", 0}}),
-          200)
-          .json["worker_id"];
+  auto reg = require_status(
+      podium()
+          .as(podium().worker_token("gauged"))
+          .post("/api/v1/agent/register", {{"cluster", "gauged"}, {"slice", 0}, {"host", 0}}),
+      200);
+  Api agent = podium().as(reg.json["credential"]);
+  const std::string worker = reg.json["worker_id"];
   podium().submit_run(admin, "gauged");
   podium().submit_run(admin, "gauged");  // waits: the one host is busy
   auto a =

@@ -22,16 +22,18 @@ TEST(Replicas, TwoDispatchersPlaceEveryRunOnceAndNeverDoubleBookAHost) {
   const std::string cluster = unique_name("rep");
   p.create_cluster(cluster, "cpu-1", {{"num_slices", 3}});
   const std::string token = p.worker_token(cluster);
-  const Api agents[2] = {p.as(token), Api(second->url(), token)};
-  std::vector<std::string> workers;
-  for (int s = 0; s < 3; ++s)
-    workers.push_back(require_status(agents[s % 2].post("/api/v1/agent/register",
-                                                        {{"cluster", cluster},
-                                                         {"slice", s},
-                                                         {"host", 0},
-                                                         {"instance", "w" + std::to_string(s)}}),
-                                     200)
-                          .json["worker_id"]);
+  const Api registrars[2] = {p.as(token), Api(second->url(), token)};
+  std::vector<std::string> workers, credentials;
+  for (int s = 0; s < 3; ++s) {
+    auto reg = require_status(
+        registrars[s % 2].post("/api/v1/agent/register", {{"cluster", cluster},
+                                                          {"slice", s},
+                                                          {"host", 0},
+                                                          {"instance", "w" + std::to_string(s)}}),
+        200);
+    workers.push_back(reg.json["worker_id"]);
+    credentials.push_back(reg.json["credential"]);
+  }
   constexpr int kRuns = 12;
   std::set<std::string> runs;
   for (int i = 0; i < kRuns; ++i)
@@ -44,7 +46,8 @@ TEST(Replicas, TwoDispatchersPlaceEveryRunOnceAndNeverDoubleBookAHost) {
   int finished = 0;
   for (int round = 0; round < 200 && finished < kRuns; ++round) {
     for (size_t w = 0; w < workers.size(); ++w) {
-      const Api& agent = agents[(round + w) % 2];
+      // Each host with its own credential, through either replica.
+      const Api agent((round + w) % 2 ? second->url() : p.url(), credentials[w]);
       auto r = agent.get("/api/v1/agent/assignment?worker_id=" + workers[w] + "&wait=1");
       if (r.status == 204) continue;
       require_status(r, 200);
