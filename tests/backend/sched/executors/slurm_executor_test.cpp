@@ -2,24 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <deque>
+#include "tests/backend/sched/executors/fake_command_runner.h"
 
 namespace podium::sched {
 namespace {
-
-// Records every command and answers from a script of results.
-class FakeRunner : public CommandRunner {
- public:
-  std::vector<CommandSpec> calls;
-  std::deque<CommandResult> answers;
-  CommandResult run(const CommandSpec& spec) override {
-    calls.push_back(spec);
-    if (answers.empty()) return CommandResult{true, false, 0, 0, "", ""};
-    auto r = answers.front();
-    answers.pop_front();
-    return r;
-  }
-};
 
 CommandResult ok(std::string out) {
   return CommandResult{true, false, 0, 0, std::move(out), ""};
