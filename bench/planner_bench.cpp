@@ -47,7 +47,7 @@ PlanInput v5p_unmappable_plan() {
 PlanInput tpu7x_plan() {
   PlanInput in;
   in.spec = spec(R"({"name": "almodel", "cluster": "v7", "model": "almodel-8b", "steps": 100,
-      "per_device_batch_size": 1, "max_target_length": 4096,
+      "config_file": "configs/almodel-8b.yml", "per_device_batch_size": 1, "max_target_length": 4096,
       "parallelism": {"ici_fsdp": 16, "ici_tensor": 4},
       "config": {"remat_policy": "full", "opt_type": "muon", "muon_weight_decay": 0.1}})");
   in.accelerator_name = "tpu7x-64";

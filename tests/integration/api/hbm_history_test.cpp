@@ -51,6 +51,7 @@ class HbmHistory : public PodiumTest {
     const json spec = {{"name", "next"},
                        {"cluster", cluster_},
                        {"model", "almodel-8b"},
+                       {"config_file", "configs/almodel-8b.yml"},  // MaxText has no almodel-8b
                        {"workload", "maxtext"},
                        {"steps", 10},
                        {"per_device_batch_size", batch},

@@ -665,6 +665,7 @@ TEST_F(ReadSide, PlansRestOnWhatEarlierRunsOfTheSameModelAndSliceMeasured) {
     return json{{"name", "next"},
                 {"cluster", "ironwood"},
                 {"model", "almodel-8b"},
+                {"config_file", "configs/almodel-8b.yml"},
                 {"workload", "maxtext"},
                 {"steps", 10},
                 {"per_device_batch_size", 1},
