@@ -3,7 +3,8 @@
 // shape and the Secret carrying the attempt's attach token, plus a YAML writer kubectl reads.
 // Pure: backend/sched/executors/kubernetes_executor.cpp applies them.
 //
-// JobSet (jobset.x-k8s.io/v1alpha2), per the research note on xpk's WORKLOAD_CREATE_YAML:
+// JobSet (jobset.x-k8s.io/v1alpha2), per xpk's WORKLOAD_CREATE_YAML (AI-Hypercomputer/xpk
+// src/xpk/commands/workload.py; research note §1):
 //   - one replicated job "slice-job", replicas = slices; parallelism = completions = hosts per
 //     slice, completionMode Indexed, backoffLimit 0, pod restartPolicy Never;
 //   - failurePolicy.maxRestarts 0: Podium owns restarts (it classifies the failure, spends or
@@ -19,6 +20,8 @@
 //   - the container runs `podium-worker attach`; PODIUM_ATTACH_TOKEN comes from the Secret
 //     (secretKeyRef), the slice from the job-index label (downward API); the host index is
 //     JOB_COMPLETION_INDEX, which Kubernetes sets for Indexed Jobs.
+// Same request, same bytes: the objects are nlohmann::json (keys sorted) and to_yaml is
+// deterministic, so `podium runs manifest` and repeated applies are stable.
 
 #include <string>
 
@@ -30,15 +33,17 @@
 namespace podium::core {
 
 struct JobSetRequest {
-  std::string name;  // a DNS label of at most 40 characters (pod names append ~20)
-  std::string run_id;
-  std::string attempt_id;
-  AcceleratorType accelerator;  // TPU slices or GPU nodes
+  // A DNS label of at most 40 characters: pod names append "-slice-job-<i>-<j>-<5 random>" and
+  // the pods' hostnames (63 characters at most) are derived from them.
+  std::string name;
+  std::string run_id;      // label values: at most 63 of [A-Za-z0-9._-], alphanumeric ends
+  std::string attempt_id;  // (as above)
+  AcceleratorType accelerator;  // TPU slices or GPU nodes (h100/h200/b200: 8 GPUs per node)
   int num_slices = 1;
-  KubernetesExecutor executor;
-  std::string image;         // the training image; required
-  std::string server_url;    // PODIUM_SERVER as pods reach it
-  std::string token_secret;  // Secret (key "token") with the attempt's attach token
+  KubernetesExecutor executor;  // namespace, queue, priority class, service account, env
+  std::string image;            // the training image (the run's, else executor.image); required
+  std::string server_url;       // PODIUM_SERVER as pods reach it
+  std::string token_secret;     // Secret (key "token") with the attempt's attach token
   // "": podium-worker is in the training image at worker_path. Otherwise an init container of
   // this image copies its /podium-worker into an emptyDir mounted at /podium.
   std::string worker_image;
@@ -49,19 +54,21 @@ struct JobSetRequest {
 // Throws std::invalid_argument naming what is wrong (no image, bad name, CPU accelerator, ...).
 nlohmann::json build_jobset(const JobSetRequest& request);
 
-// A v1 Secret (type Opaque) with stringData.token.
+// A v1 Secret (type Opaque) with stringData.token, labelled with the run and attempt.
 nlohmann::json build_token_secret(const std::string& name, const std::string& namespace_name,
                                   const std::string& token, const std::string& run_id,
                                   const std::string& attempt_id);
 
-// cloud.google.com/gke-tpu-accelerator for TPU slices (v5e: tpu-v5-lite-podslice, v5p:
-// tpu-v5p-slice, v6e: tpu-v6e-slice, v4: tpu-v4-podslice, tpu7x: tpu7x), or
-// cloud.google.com/gke-accelerator for GPU nodes (h100: nvidia-h100-mega-80gb, A3 Mega; h200:
-// nvidia-h200-141gb; b200: nvidia-b200). "" for CPU.
-std::string gke_accelerator_label(const AcceleratorType& accelerator);
+// The node label GKE puts on the accelerator's nodes: cloud.google.com/gke-tpu-accelerator for
+// TPU slices (v4: tpu-v4-podslice, v5e: tpu-v5-lite-podslice, v5p: tpu-v5p-slice, v6e:
+// tpu-v6e-slice, tpu7x: tpu7x), cloud.google.com/gke-accelerator for GPU nodes (h100, A3 Mega:
+// nvidia-h100-mega-80gb; h200: nvidia-h200-141gb; b200: nvidia-b200). "" for CPU.
+std::string gke_tpu_accelerator_label(const AcceleratorType& accelerator);
 
-// Block-style YAML of a JSON value; every string is double-quoted (JSON escapes are valid YAML),
-// so no value changes type on the way ("true", "0", "1.5" stay strings). Deterministic.
+// Block-style YAML of a JSON value, keys in the value's order. Strings stay plain when no YAML
+// reader (1.1 or 1.2) could take them for anything else, and are double-quoted otherwise
+// ("true", "no", "0", "1.5", "", anything with ':' or '#' or spaces, ...): kubectl reads back
+// exactly the JSON. Deterministic.
 std::string to_yaml(const nlohmann::json& value);
 
 }  // namespace podium::core

@@ -425,7 +425,26 @@ int ExternalEngines::follow_submitted() {
     if (it == executors_.end()) continue;
     if (!a.job_id) {
       // Claimed but never recorded a job: a replica died mid-submission (or it is being
-      // submitted right now). After two minutes it is given up.
+      // submitted right now). After two minutes it is given up, and whatever the engine may have
+      // accepted is cancelled by the attempt's job name, so nothing runs unaccounted.
+      bool stale_claim = false;
+      db_.transact(
+          [&](db::Transaction& tx) {
+            stale_claim =
+                !tx.exec(
+                       "SELECT 1 FROM attempts WHERE id = $1 AND engine_job_id IS NULL AND "
+                       "engine_submitted_at < now() - interval '2 minutes'",
+                       {a.id})
+                     .empty();
+          },
+          db::TxMode::read_only);
+      if (stale_claim) {
+        const std::string error = it->second->cancel(a.spec, "");
+        if (!error.empty()) {
+          log_->warn(dump({{"msg", "cancel by name failed"}, {"attempt", a.id}, {"error", error}}));
+          continue;  // the attempt stays open until the engine confirms
+        }
+      }
       db_.transact([&](db::Transaction& tx) {
         auto stale = tx.exec(
             "SELECT 1 FROM attempts WHERE id = $1 AND engine_job_id IS NULL AND "

@@ -47,7 +47,8 @@ class EngineExecutor {
   virtual SubmitOutcome submit(const EngineJobSpec& spec, const std::string& attach_token) = 0;
   virtual ObserveOutcome observe(const EngineJobSpec& spec, const std::string& job_id,
                                  bool podium_cancelled) = 0;
-  // "" when the engine took the cancel (or the job is already gone), else why not.
+  // "" when the engine took the cancel (or the job is already gone), else why not. An empty
+  // job_id cancels by the attempt's job name (a submission whose job id was never recorded).
   virtual std::string cancel(const EngineJobSpec& spec, const std::string& job_id) = 0;
   // The attempt is over (its verdict recorded): release what the submission left behind.
   virtual void finished(const EngineJobSpec&, const std::string&) {}

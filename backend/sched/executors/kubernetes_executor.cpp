@@ -146,7 +146,9 @@ ObserveOutcome KubernetesEngine::observe(const EngineJobSpec& spec, const std::s
   return out;
 }
 
-std::string KubernetesEngine::cancel(const EngineJobSpec& spec, const std::string& job_id) {
+std::string KubernetesEngine::cancel(const EngineJobSpec& spec, const std::string& given_id) {
+  // Without a job id (a submission whose answer was lost) the name is the attempt's own.
+  const std::string job_id = given_id.empty() ? jobset_name(spec) : given_id;
   CommandSpec cmd;
   cmd.argv = kubectl(spec);
   for (const std::string& a : {std::string("delete"), std::string("jobset"), job_id,

@@ -119,10 +119,14 @@ ObserveOutcome SlurmEngine::observe(const EngineJobSpec&, const std::string& job
   return out;
 }
 
-std::string SlurmEngine::cancel(const EngineJobSpec&, const std::string& job_id) {
+std::string SlurmEngine::cancel(const EngineJobSpec& spec, const std::string& job_id) {
   CommandSpec cmd;
-  // SIGTERM first, as a user's scancel does; Slurm escalates to SIGKILL after KillWait.
-  cmd.argv = {"scancel", job_id};
+  // SIGTERM first, as a user's scancel does; Slurm escalates to SIGKILL after KillWait. Without
+  // a job id (a submission whose answer was lost), by the attempt's job name, unique to it.
+  if (job_id.empty())
+    cmd.argv = {"scancel", "--name=" + core::build_sbatch(request_of(spec)).job_name};
+  else
+    cmd.argv = {"scancel", job_id};
   cmd.env = tool_env_;
   cmd.timeout = std::chrono::seconds(15);
   auto r = runner_->run(cmd);

@@ -70,6 +70,9 @@ TEST(KubernetesEngine, CancelDeletesTheJobSetAndItsTokenSecret) {
   EXPECT_EQ(runner->calls[0].argv[4], "jobset");
   EXPECT_EQ(runner->calls[1].argv[4], "secret");
   EXPECT_EQ(runner->calls[1].argv[5], "podium-9f2c-3-token");
+  // Without a recorded name: the attempt's own.
+  EXPECT_EQ(engine.cancel(spec(), ""), "");
+  EXPECT_EQ(runner->calls[2].argv[5], "podium-9f2c-3");
 }
 
 TEST(KubernetesEngine, NamesAreDnsLabels) {

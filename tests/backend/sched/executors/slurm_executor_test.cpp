@@ -103,6 +103,10 @@ TEST(SlurmEngine, CancelIsScancelAndAGoneJobIsFine) {
   EXPECT_EQ(runner->calls[0].argv, (std::vector<std::string>{"scancel", "5"}));
   EXPECT_EQ(engine.cancel(spec(), "5"), "");
   EXPECT_NE(engine.cancel(spec(), "5"), "");
+  // A submission whose job id was never recorded: by the attempt's unique job name.
+  EXPECT_EQ(engine.cancel(spec(), ""), "");
+  EXPECT_EQ(runner->calls.back().argv,
+            (std::vector<std::string>{"scancel", "--name=podium-run_1-1"}));
 }
 
 TEST(CommandRunner, CapturesOutputAndHonoursTheDeadline) {
