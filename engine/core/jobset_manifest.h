@@ -36,8 +36,8 @@ struct JobSetRequest {
   // A DNS label of at most 40 characters: pod names append "-slice-job-<i>-<j>-<5 random>" and
   // the pods' hostnames (63 characters at most) are derived from them.
   std::string name;
-  std::string run_id;      // label values: at most 63 of [A-Za-z0-9._-], alphanumeric ends
-  std::string attempt_id;  // (as above)
+  std::string run_id;           // label values: at most 63 of [A-Za-z0-9._-], alphanumeric ends
+  std::string attempt_id;       // (as above)
   AcceleratorType accelerator;  // TPU slices or GPU nodes (h100/h200/b200: 8 GPUs per node)
   int num_slices = 1;
   KubernetesExecutor executor;  // namespace, queue, priority class, service account, env

@@ -34,8 +34,8 @@ TEST(KubernetesEngine, AppliesTheSecretAndTheJobSetWithTheClustersContext) {
                                                  "--namespace=training", "apply", "--server-side",
                                                  "--field-manager=podium", "-f", "-"}));
   EXPECT_EQ(call.env.at("KUBECONFIG"), "/k");
-  EXPECT_NE(call.stdin_text.find("kind: \"Secret\""), std::string::npos);
-  EXPECT_NE(call.stdin_text.find("kind: \"JobSet\""), std::string::npos);
+  EXPECT_NE(call.stdin_text.find("kind: Secret\n"), std::string::npos);
+  EXPECT_NE(call.stdin_text.find("kind: JobSet\n"), std::string::npos);
   EXPECT_NE(call.stdin_text.find("pda_tok"), std::string::npos);  // in the Secret only
   EXPECT_EQ(out.manifest.find("pda_tok"), std::string::npos);
   for (const auto& a : call.argv) EXPECT_EQ(a.find("pda_tok"), std::string::npos);
