@@ -1,5 +1,7 @@
 // The agent protocol (docs/agent-protocol.md): register, heartbeat, assignment long-poll, rank
 // status, log batches and checkpoints. Worker tokens only, each confined to its own cluster.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "backend/api/api_context.h"
@@ -11,6 +13,7 @@
 #include "backend/ingest/log_ingest.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "backend/sched/dispatch/external_attempts.h"
+#include "backend/sched/dispatch/worker_notices.h"
 #include "engine/core/accelerator.h"
 #include "engine/core/maxtext_log.h"
 
@@ -217,11 +220,25 @@ http::Response handle_heartbeat(ApiContext& ctx, http::RequestContext& rc) {
   auto worker_id = in.string("worker_id", true, 64);
   const bool reports_running = body.contains("running") && body["running"].is_array();
   const json running = running_list(in, body);
+  // "notice": what the host's metadata server announced (a string), or null when nothing stands;
+  // absent from agents that do not watch one.
+  const bool reports_notice = in.present("notice");
+  std::optional<std::string> notice;
+  if (reports_notice && in.is_null("notice"))
+    in.any("notice");
+  else if (reports_notice)
+    notice = in.string("notice", false, 200);
+  if (notice && (notice->empty() || !std::all_of(notice->begin(), notice->end(), [](char c) {
+                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                          c == '.' || c == ':' || c == ' ';
+                 })))
+    in.error("notice", "must be a short word or phrase ([A-Za-z0-9_.:- ]), or null");
   in.reject_unknown_fields();
   in.finish();
   ctx.db.transact([&](db::Transaction& tx) {
     require_worker(tx, rc, *worker_id);
     tx.exec("UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", {*worker_id});
+    if (reports_notice) sched::record_worker_notice(tx, *worker_id, notice, ctx.engine);
     if (!reports_running) return;
     // The agent lists every rank it supervises from launch until its exit was acknowledged. A
     // rank the server has running on this worker for two heartbeats that the agent does not list

@@ -26,8 +26,29 @@ bool valid_name(const std::string& s) {
   return true;
 }
 
+struct GcpFields {
+  std::optional<std::string> project, reservation, network;
+};
+
+// project, reservation, network: "" clears a field; a value must be what GCP accepts, so the
+// provisioning commands never carry something gcloud would refuse (or a shell would run).
+GcpFields read_gcp_fields(http::ObjectReader& in) {
+  GcpFields f;
+  f.project = in.string("project", false, 30);
+  f.reservation = in.string("reservation", false, 200);
+  f.network = in.string("network", false, 63);
+  if (f.project && !f.project->empty())
+    if (auto why = core::check_gcp_project(*f.project)) in.error("project", *why);
+  if (f.reservation && !f.reservation->empty())
+    if (auto why = core::check_gcp_reservation(*f.reservation)) in.error("reservation", *why);
+  if (f.network && !f.network->empty())
+    if (auto why = core::check_gcp_resource_name(*f.network)) in.error("network", *why);
+  return f;
+}
+
 std::string cluster_select(const std::string& heartbeat_seconds_param) {
   return "SELECT c.id, c.seq, c.name, c.accelerator, c.num_slices, c.capacity, c.zone, "
+         "c.project, c.reservation, c.network, "
          "c.price_per_chip_hour, "
          "c.labels::text AS labels, c.executor::text AS executor, " +
          rfc3339("c.created_at") + " AS created_at, " + rfc3339("c.updated_at") +
@@ -45,6 +66,9 @@ nlohmann::json cluster_json(const db::Result& r, size_t i) {
       {"num_slices", r.int64(i, "num_slices")},
       {"capacity", r.at(i, "capacity")},
       {"zone", r.at(i, "zone")},
+      {"project", r.at(i, "project")},
+      {"reservation", r.at(i, "reservation")},
+      {"network", r.at(i, "network")},
       {"price_per_chip_hour", nullable_double(r, i, "price_per_chip_hour")},
       {"labels", json_column(r, i, "labels").value_or(nlohmann::json::object())},
       {"executor", json_column(r, i, "executor").value_or(nlohmann::json{{"kind", "agent"}})},
@@ -131,6 +155,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto num_slices = in.integer("num_slices", false, 1, 4096);
     auto capacity = in.choice("capacity", false, kCapacities);
     auto zone = in.string("zone", false, 128);
+    const auto gcp = read_gcp_fields(in);
     auto price = in.number("price_per_chip_hour", false, 0, 1e6);
     auto labels = in.object("labels", false, true);
     auto executor_json = in.any("executor");
@@ -149,12 +174,14 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
       tx.exec(
           "INSERT INTO clusters (id, name, accelerator, num_slices, capacity, zone, "
           "price_per_chip_hour, labels, "
-          "created_by, executor) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, "
-          "COALESCE($10::jsonb, '{\"kind\":\"agent\"}'::jsonb))",
+          "created_by, executor, project, reservation, network) VALUES ($1, $2, $3, $4, $5, $6, "
+          "$7, $8::jsonb, $9, COALESCE($10::jsonb, '{\"kind\":\"agent\"}'::jsonb), $11, $12, "
+          "$13)",
           {id, *name, parsed.type->type, std::to_string(num_slices.value_or(1)),
            capacity.value_or("on-demand"), zone.value_or(""),
            price ? db::Param(std::to_string(*price)) : db::Param(),
-           labels.value_or(nlohmann::json::object()).dump(), user_id(rc), executor});
+           labels.value_or(nlohmann::json::object()).dump(), user_id(rc), executor,
+           gcp.project.value_or(""), gcp.reservation.value_or(""), gcp.network.value_or("")});
       audit(tx, rc, "create", "cluster", id, {{"name", *name}, {"accelerator", parsed.type->type}});
       return load_cluster(ctx, tx, id);
     });
@@ -176,6 +203,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
         auto num_slices = in.integer("num_slices", false, 1, 4096);
         auto capacity = in.choice("capacity", false, kCapacities);
         auto zone = in.string("zone", false, 128);
+        const auto gcp = read_gcp_fields(in);
         auto price = in.number("price_per_chip_hour", false, 0, 1e6);
         const bool clear_price = in.is_null("price_per_chip_hour");
         auto labels = in.object("labels", false, true);
@@ -198,11 +226,12 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
               "ELSE "
               "coalesce($5::double precision, price_per_chip_hour) END, labels = "
               "coalesce($7::jsonb, labels), executor = coalesce($8::jsonb, executor), "
-              "updated_at = now() WHERE id = $1",
+              "project = coalesce($9, project), reservation = coalesce($10, reservation), "
+              "network = coalesce($11, network), updated_at = now() WHERE id = $1",
               {*id, num_slices ? db::Param(std::to_string(*num_slices)) : db::Param(), capacity,
                zone, price ? db::Param(std::to_string(*price)) : db::Param(),
                clear_price ? "true" : "false", labels ? db::Param(labels->dump()) : db::Param(),
-               executor});
+               executor, gcp.project, gcp.reservation, gcp.network});
           audit(tx, rc, "update", "cluster", *id, body);
           return load_cluster(ctx, tx, *id);
         });
@@ -224,36 +253,43 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
                return http::Response::empty(204);
              });
 
-  router.add("GET", "/api/v1/clusters/{id}/workers", http::Access::reader,
-             [&ctx](http::RequestContext& rc) {
-               auto r = ctx.db.transact(
-                   [&](db::Transaction& tx) {
-                     auto id = find_cluster_id(tx, rc.param("id"));
-                     if (!id) throw http::not_found("no cluster " + rc.param("id"));
-                     return tx.exec(
-                         "SELECT id, slice, host, hostname, address, devices, version, " +
-                             rfc3339("registered_at") + " AS registered_at, " +
-                             rfc3339("last_heartbeat_at") +
-                             " AS last_heartbeat_at, last_heartbeat_at > now() - "
-                             "make_interval(secs => $2) AS healthy "
-                             "FROM workers WHERE cluster_id = $1 ORDER BY slice, host",
-                         {*id, heartbeat_param(ctx)});
-                   },
-                   db::TxMode::read_only);
-               nlohmann::json items = nlohmann::json::array();
-               for (size_t i = 0; i < r.size(); ++i)
-                 items.push_back({{"id", r.at(i, "id")},
-                                  {"slice", r.int64(i, "slice")},
-                                  {"host", r.int64(i, "host")},
-                                  {"hostname", r.at(i, "hostname")},
-                                  {"address", r.at(i, "address")},
-                                  {"devices", r.int64(i, "devices")},
-                                  {"version", r.at(i, "version")},
-                                  {"registered_at", r.at(i, "registered_at")},
-                                  {"last_heartbeat_at", r.at(i, "last_heartbeat_at")},
-                                  {"healthy", r.boolean(i, "healthy")}});
-               return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
-             });
+  router.add(
+      "GET", "/api/v1/clusters/{id}/workers", http::Access::reader,
+      [&ctx](http::RequestContext& rc) {
+        auto r = ctx.db.transact(
+            [&](db::Transaction& tx) {
+              auto id = find_cluster_id(tx, rc.param("id"));
+              if (!id) throw http::not_found("no cluster " + rc.param("id"));
+              return tx.exec("SELECT id, slice, host, hostname, address, devices, version, " +
+                                 rfc3339("registered_at") + " AS registered_at, " +
+                                 rfc3339("last_heartbeat_at") +
+                                 " AS last_heartbeat_at, last_heartbeat_at > now() - "
+                                 "make_interval(secs => $2) AS healthy, notice, " +
+                                 rfc3339("notice_at") +
+                                 " AS notice_at FROM workers WHERE cluster_id = $1 ORDER BY slice, "
+                                 "host",
+                             {*id, heartbeat_param(ctx)});
+            },
+            db::TxMode::read_only);
+        nlohmann::json items = nlohmann::json::array();
+        for (size_t i = 0; i < r.size(); ++i)
+          items.push_back(
+              {{"id", r.at(i, "id")},
+               {"slice", r.int64(i, "slice")},
+               {"host", r.int64(i, "host")},
+               {"hostname", r.at(i, "hostname")},
+               {"address", r.at(i, "address")},
+               {"devices", r.int64(i, "devices")},
+               {"version", r.at(i, "version")},
+               {"registered_at", r.at(i, "registered_at")},
+               {"last_heartbeat_at", r.at(i, "last_heartbeat_at")},
+               {"healthy", r.boolean(i, "healthy")},
+               {"notice",
+                r.opt(i, "notice") ? nlohmann::json(r.at(i, "notice")) : nlohmann::json(nullptr)},
+               {"notice_at", r.opt(i, "notice_at") ? nlohmann::json(r.at(i, "notice_at"))
+                                                   : nlohmann::json(nullptr)}});
+        return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
+      });
 
   router.add(
       "POST", "/api/v1/clusters/{id}/worker-tokens", http::Access::admin,
@@ -305,6 +341,10 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
                req.num_slices = cluster["num_slices"].get<int>();
                req.capacity = cluster["capacity"].get<std::string>();
                req.zone = cluster["zone"].get<std::string>();
+               req.project = cluster["project"].get<std::string>();
+               req.reservation = cluster["reservation"].get<std::string>();
+               req.network = cluster["network"].get<std::string>();
+               req.server_url = ctx.config.public_url;
                return json_response(200, core::to_json(core::provisioning_commands(req)));
              });
 }

@@ -50,6 +50,8 @@ int clusters_create(Context& ctx) {
   if (slices) body["num_slices"] = *slices;
   if (auto v = ctx.args.value("capacity")) body["capacity"] = *v;
   if (auto v = ctx.args.value("zone")) body["zone"] = *v;
+  for (const char* gcp : {"project", "reservation", "network"})
+    if (auto v = ctx.args.value(gcp)) body[gcp] = *v;
   if (auto v = ctx.args.value("price-per-chip-hour")) {
     const auto price = parse_double(*v);
     if (!price || *price < 0)
@@ -123,6 +125,24 @@ int clusters_workers(Context& ctx) {
                     worker_columns(), "workers");
 }
 
+int clusters_update(Context& ctx) {
+  int exit = kExitOk;
+  const auto slices = int_option(ctx, "num-slices", 1, exit);
+  if (exit != kExitOk) return exit;
+  Json body = Json::object();
+  if (slices) body["num_slices"] = *slices;
+  for (const char* field : {"capacity", "zone", "project", "reservation", "network"})
+    if (auto v = ctx.args.value(field)) body[field] = *v;
+  if (body.empty())
+    return usage_error(ctx,
+                       "nothing to change: give --project, --reservation, --network, --zone, "
+                       "--capacity or --num-slices");
+  const Call c =
+      call(ctx, "PATCH", "/api/v1/clusters/" + segment(ctx.args.positionals[0]), body.dump());
+  if (!c.ok()) return c.exit;
+  return print_object(ctx, c);
+}
+
 int clusters_provisioning(Context& ctx) {
   const Call c =
       call(ctx, "GET", "/api/v1/clusters/" + segment(ctx.args.positionals[0]) + "/provisioning");
@@ -156,6 +176,15 @@ int clusters_provisioning(Context& ctx) {
       }
       if (const Json* notes = find_path(o, "notes"); notes != nullptr && notes->is_array()) {
         for (const auto& note : *notes) ctx.out << "# note: " << format_value(note) << "\n";
+      }
+      if (const Json* missing = find_path(o, "missing");
+          missing != nullptr && missing->is_array()) {
+        for (const auto& m : *missing) ctx.out << "# missing: " << format_value(m) << "\n";
+      }
+      if (const Json* down = find_path(o, "teardown");
+          down != nullptr && down->is_array() && !down->empty()) {
+        ctx.out << "# teardown (" << name << "): delete what the commands above created\n";
+        for (const auto& cmd : *down) ctx.out << "# " << format_value(cmd) << "\n";
       }
     }
     if (method && !matched) {
@@ -301,6 +330,9 @@ void add_resource_commands(std::vector<Command>& out) {
            {"num-slices", 0, true, false, "K", "number of slices (default 1)"},
            {"capacity", 0, true, false, "KIND", "spot, on-demand or reservation"},
            {"zone", 0, true, false, "ZONE", "cloud zone, e.g. us-central1-c"},
+           {"project", 0, true, false, "ID", "GCP project (for the provisioning commands)"},
+           {"reservation", 0, true, false, "NAME", "reservation the capacity comes from"},
+           {"network", 0, true, false, "NAME", "VPC network of bare TPU VMs"},
            {"price-per-chip-hour", 0, true, false, "USD", "price used for cost figures"},
            {"label", 0, true, true, "KEY=VALUE", "a label"},
            {"executor", 0, true, false, "JSON",
@@ -310,6 +342,15 @@ void add_resource_commands(std::vector<Command>& out) {
           "spot\n  podium clusters create --name a3 --accelerator h100-16 --executor "
           "'{\"kind\":\"slurm\",\"partition\":\"a3mega\"}'"),
       "--name NAME --accelerator TYPE"));
+  out.push_back(make_command(
+      "clusters", "update", "NAME", "change a cluster's capacity, place or GCP fields (admin)",
+      {{"num-slices", 0, true, false, "K", "number of slices"},
+       {"capacity", 0, true, false, "KIND", "spot, on-demand, reservation or flex"},
+       {"zone", 0, true, false, "ZONE", "cloud zone"},
+       {"project", 0, true, false, "ID", "GCP project (\"\" clears it)"},
+       {"reservation", 0, true, false, "NAME", "reservation (\"\" clears it)"},
+       {"network", 0, true, false, "NAME", "VPC network (\"\" clears it)"}},
+      1, 1, clusters_update));
   out.push_back(
       make_command("clusters", "delete", "NAME", "delete a cluster", {}, 1, 1, clusters_delete));
   out.push_back(
@@ -324,8 +365,9 @@ void add_resource_commands(std::vector<Command>& out) {
       "clusters", "provisioning", "NAME", "print the commands that create the cluster for real",
       {{"method", 0, true, false, "METHOD", "only this method (xpk, gke-node-pool, tpu-vm)"}}, 1, 1,
       clusters_provisioning,
-      "The commands are printed, never run: review them, set $PROJECT (and $RESERVATION)\n"
-      "and run them yourself."));
+      "The commands are printed, never run: review them and run them yourself. A field the\n"
+      "cluster lacks stands as a shell variable ($PROJECT) and is listed as missing; set it\n"
+      "with podium clusters update NAME --project ID. Teardown commands follow as comments."));
 
   out.push_back(
       make_command("datasets", "list", "", "list datasets", {kLimit, kAll}, 0, 0, datasets_list));

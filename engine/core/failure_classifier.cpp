@@ -169,6 +169,11 @@ FailureClassification classify_failure(const AttemptEvidence& evidence) {
   // ranks on the healthy nodes too).
   if (evidence.engine_class) return fail(*evidence.engine_class, evidence.engine_reason);
 
+  // 2c. A host's preemption or termination notice.
+  if (!evidence.preemption_notice.empty())
+    return fail(FailureClass::preempted,
+                "a host reported a notice from its platform: " + evidence.preemption_notice);
+
   // 3. A vanished rank.
   for (const RankOutcome& r : evidence.ranks) {
     if (r.vanished && !r.stopped_by_podium) {
@@ -179,8 +184,6 @@ FailureClassification classify_failure(const AttemptEvidence& evidence) {
   }
 
   // 4. Preemption.
-  if (evidence.preemption_notice)
-    return fail(FailureClass::preempted, "preemption notice received");
   for (FailureSignature s : evidence.signatures) {
     if (s == FailureSignature::preempted) {
       out.deciding_signature = s;

@@ -11,10 +11,14 @@
 //     that vanished while the others hit an OOM must not buy the run a free retry.
 //  2b. An external engine's verdict (Slurm NODE_FAIL -> host_lost, PREEMPTED -> preempted, ...):
 //     the engine saw the cause; the ranks' exits (SIGTERM on every node) are its consequence.
+//  2c. A host of the attempt reported a preemption or termination notice (its metadata server
+//     said preempted / TERMINATE_ON_HOST_MAINTENANCE)                    -> preempted. It beats
+//     a vanished rank: a preempted host vanishes, which is the notice's consequence, not a
+//     second cause, and Podium's own SIGTERM to the gang after the notice.
 //  3. A rank vanished (heartbeat deadline, worker gone) -> host_lost. It beats the exit codes of
 //     the other ranks, which are the consequence (collectives time out, coordinator unreachable).
-//  4. Preemption: a preemption notice, MaxText's "Job is preempted." signature, or a SIGTERM
-//     (signal 15 or exit code 143) that Podium did not send                -> preempted.
+//  4. Preemption: MaxText's "Job is preempted." signature, or a SIGTERM (signal 15 or exit code
+//     143) that Podium did not send                                       -> preempted.
 //  5. Any rank that exited nonzero or by a signal Podium did not send    -> error.
 //  6. Every rank exited 0                                                 -> succeeded.
 //  7. Ranks stopped only because Podium stopped them, nothing else known  -> error (an attempt
@@ -51,8 +55,10 @@ struct RankOutcome {
 
 struct AttemptEvidence {
   std::vector<RankOutcome> ranks;
-  bool user_cancelled = false;     // the run is being cancelled by a user
-  bool preemption_notice = false;  // a worker/platform reported a preemption/maintenance notice
+  bool user_cancelled = false;  // the run is being cancelled by a user
+  // What a host's metadata server announced ("preempted", "TERMINATE_ON_HOST_MAINTENANCE"),
+  // empty when no host of the attempt reported a notice.
+  std::string preemption_notice;
   std::vector<FailureSignature> signatures;  // log signatures seen on any rank
   // What an external engine (Slurm, Kubernetes) said of its job, when it implies a class
   // (engine/core/engine_observation.h).

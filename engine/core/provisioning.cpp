@@ -1,12 +1,14 @@
 #include "engine/core/provisioning.h"
 
+#include <regex>
+
 namespace podium::core {
 
 std::string shell_quote(const std::string& s) {
   bool plain = !s.empty();
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
-          c == '/' || c == ':' || c == '=' || c == ',' || c == '$'))
+          c == '/' || c == ':' || c == '=' || c == ','))
       plain = false;
   if (plain) return s;
   std::string out = "'";
@@ -19,23 +21,207 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+std::string tpu_runtime_version(const std::string& family) {
+  // Cloud TPU's "TPU software versions" page: the common versions for JAX and PyTorch.
+  if (family == "v6e") return "v2-alpha-tpuv6e";
+  if (family == "v5p") return "v2-alpha-tpuv5";
+  if (family == "v5e") return "v2-alpha-tpuv5-lite";
+  if (family == "v4") return "tpu-ubuntu2204-base";
+  return "";
+}
+
+std::optional<std::string> check_gcp_project(const std::string& project) {
+  // Project IDs: 6 to 30 lower-case letters, digits and hyphens, starting with a letter and not
+  // ending with a hyphen.
+  static const std::regex re("^[a-z][a-z0-9-]{4,28}[a-z0-9]$");
+  if (std::regex_match(project, re)) return std::nullopt;
+  return "a GCP project ID: 6-30 lower-case letters, digits and '-', starting with a letter";
+}
+
+std::optional<std::string> check_gcp_resource_name(const std::string& name) {
+  static const std::regex re("^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$");
+  if (std::regex_match(name, re)) return std::nullopt;
+  return "a GCP resource name: 1-63 lower-case letters, digits and '-', starting with a letter";
+}
+
+std::optional<std::string> check_gcp_reservation(const std::string& reservation) {
+  static const std::regex shared("^projects/([^/]+)/reservations/([^/]+)$");
+  std::smatch m;
+  if (std::regex_match(reservation, m, shared)) {
+    if (check_gcp_project(m[1].str()) || check_gcp_resource_name(m[2].str()))
+      return "projects/PROJECT/reservations/NAME with a valid project ID and name";
+    return std::nullopt;
+  }
+  if (!check_gcp_resource_name(reservation)) return std::nullopt;
+  return "a reservation name, or projects/PROJECT/reservations/NAME for a shared one";
+}
+
 namespace {
 
-std::string capacity_flag(const std::string& capacity, const std::string& reservation) {
-  if (capacity == "spot") return "--spot";
-  if (capacity == "reservation") return "--reservation " + shell_quote(reservation);
-  if (capacity == "flex") return "--flex";
-  return "--on-demand";
-}
+// Builds one option's commands: a field the cluster lacks becomes a shell variable and is listed
+// in `missing` once.
+class OptionBuilder {
+ public:
+  explicit OptionBuilder(ProvisioningOption& o) : o_(o) {}
 
-std::string zone_or_var(const std::string& zone) {
-  return zone.empty() ? "$ZONE" : shell_quote(zone);
-}
+  std::string field(const std::string& value, const std::string& variable,
+                    const std::string& what) {
+    if (!value.empty()) return shell_quote(value);
+    const std::string entry = what;
+    bool seen = false;
+    for (const auto& m : o_.missing) seen = seen || m == entry;
+    if (!seen) o_.missing.push_back(entry);
+    return "$" + variable;
+  }
+
+ private:
+  ProvisioningOption& o_;
+};
+
+const char* kProjectWhy = "project: the GCP project (podium clusters update NAME --project ID)";
+const char* kZoneWhy = "zone: where the slices are (podium clusters update NAME --zone ZONE)";
+const char* kReservationWhy =
+    "reservation: capacity is 'reservation' (podium clusters update NAME --reservation R)";
+const char* kServerWhy = "public_url: the URL hosts reach podium-server at (server configuration)";
 
 // Region of a zone: "us-central1-c" -> "us-central1".
 std::string region_of(const std::string& zone) {
   auto dash = zone.rfind('-');
-  return zone.empty() || dash == std::string::npos ? "$REGION" : zone.substr(0, dash);
+  return dash == std::string::npos ? zone : zone.substr(0, dash);
+}
+
+std::string xpk_capacity(const ProvisioningRequest& req, OptionBuilder& b) {
+  if (req.capacity == "spot") return "--spot";
+  if (req.capacity == "reservation")
+    return "--reservation " + b.field(req.reservation, "RESERVATION", kReservationWhy);
+  if (req.capacity == "flex") return "--flex";
+  return "--on-demand";
+}
+
+// The agent on every host of a bare VM slice: its host index is the VM's agent-worker-number.
+std::string worker_start(const ProvisioningRequest& req, OptionBuilder& b, int slice) {
+  return "podium-worker --server " + b.field(req.server_url, "PODIUM_SERVER", kServerWhy) +
+         " --cluster " + shell_quote(req.cluster) + " --slice " + std::to_string(slice) +
+         " --host \"$(curl -s -H Metadata-Flavor:Google http://metadata.google.internal/"
+         "computeMetadata/v1/instance/attributes/agent-worker-number)\"";
+}
+
+ProvisioningOption xpk_option(const ProvisioningRequest& req) {
+  const auto& a = req.accelerator;
+  const bool tpu = a.kind == AcceleratorKind::tpu;
+  ProvisioningOption o{
+      "xpk", tpu ? "GKE cluster through xpk (JobSet + Kueue)" : "GKE GPU node pool through xpk",
+      {},    {},
+      {},    {}};
+  OptionBuilder b(o);
+  const std::string cluster = shell_quote(req.cluster);
+  const std::string project = b.field(req.project, "PROJECT", kProjectWhy);
+  const std::string zone = b.field(req.zone, "ZONE", kZoneWhy);
+  std::string create =
+      "xpk cluster create --cluster " + cluster + " --project " + project + " --zone " + zone;
+  if (tpu) {
+    create += " --tpu-type " + a.type + " --num-slices " + std::to_string(req.num_slices);
+  } else {
+    const std::string device = a.family == "h100"   ? "h100-mega-80gb-8"
+                               : a.family == "h200" ? "h200-141gb-8"
+                                                    : "b200-8";
+    create += " --device-type " + device + " --num-nodes " +
+              std::to_string(a.hosts_per_slice * req.num_slices);
+  }
+  create += " " + xpk_capacity(req, b);
+  if (tpu) create += " --cluster-cpu-machine-type e2-standard-8";
+  o.commands.push_back(create);
+  o.teardown.push_back("xpk cluster delete --cluster " + cluster + " --project " + project +
+                       " --zone " + zone);
+  if (tpu) {
+    o.notes.push_back("a CPU node pool hosts system pods because TPU nodes are tainted");
+    o.notes.push_back("xpk workload names are at most 40 characters");
+  } else {
+    o.notes.push_back(
+        "dcn_data_parallelism and num_slices equal the node count for MaxText on GPUs");
+  }
+  return o;
+}
+
+ProvisioningOption tpu7x_node_pool_option(const ProvisioningRequest& req) {
+  const auto& a = req.accelerator;
+  ProvisioningOption o{
+      "gke-node-pool", "tpu7x multi-host node pools with their workload policy", {}, {}, {}, {}};
+  OptionBuilder b(o);
+  const std::string cluster = shell_quote(req.cluster);
+  const std::string project = b.field(req.project, "PROJECT", kProjectWhy);
+  const std::string zone = b.field(req.zone, "ZONE", kZoneWhy);
+  const std::string region =
+      req.zone.empty() ? b.field("", "REGION", kZoneWhy) : shell_quote(region_of(req.zone));
+  const std::string policy = a.type + "-" + a.topology + "-placement-policy";
+  o.commands.push_back("gcloud alpha compute workload-policies create " + policy + " --project " +
+                       project + " --region " + region +
+                       " --type=HIGH_THROUGHPUT --accelerator-topology=" + a.topology);
+  for (int s = 0; s < req.num_slices; ++s) {
+    const std::string pool = shell_quote(req.cluster + "-np-" + std::to_string(s));
+    std::string create = "gcloud container node-pools create " + pool + " --cluster " + cluster +
+                         " --project " + project + " --location " + zone + " --node-locations " +
+                         zone + " --machine-type tpu7x-standard-4t --num-nodes " +
+                         std::to_string(a.hosts_per_slice) + " --placement-policy " + policy;
+    if (req.capacity == "spot") create += " --spot";
+    if (req.capacity == "reservation")
+      create += " --reservation-affinity=specific --reservation " +
+                b.field(req.reservation, "RESERVATION", kReservationWhy);
+    o.commands.push_back(create);
+    o.teardown.push_back("gcloud container node-pools delete " + pool + " --cluster " + cluster +
+                         " --project " + project + " --location " + zone + " --quiet");
+  }
+  o.teardown.push_back("gcloud alpha compute workload-policies delete " + policy + " --project " +
+                       project + " --region " + region + " --quiet");
+  o.notes.push_back(
+      "tpu7x multi-host slices need a HIGH_THROUGHPUT workload policy with the slice topology");
+  o.notes.push_back("the node pools join an existing GKE cluster named " + req.cluster);
+  return o;
+}
+
+ProvisioningOption tpu_vm_option(const ProvisioningRequest& req) {
+  const auto& a = req.accelerator;
+  ProvisioningOption o{
+      "tpu-vm", "bare TPU VMs through queued resources; podium-worker on every host", {}, {}, {},
+      {}};
+  OptionBuilder b(o);
+  const std::string project = b.field(req.project, "PROJECT", kProjectWhy);
+  const std::string zone = b.field(req.zone, "ZONE", kZoneWhy);
+  for (int s = 0; s < req.num_slices; ++s) {
+    const std::string name = shell_quote(req.cluster + "-s" + std::to_string(s));
+    std::string create = "gcloud compute tpus queued-resources create " + name + " --node-id " +
+                         name + " --project " + project + " --zone " + zone +
+                         " --accelerator-type " + a.type + " --runtime-version " +
+                         tpu_runtime_version(a.family);
+    if (!req.network.empty()) create += " --network " + shell_quote(req.network);
+    // Queued resources: Spot capacity is --spot; best-effort (preemptible, the flexible kind
+    // that waits for capacity) is --best-effort; a reservation is --reserved.
+    if (req.capacity == "spot") create += " --spot";
+    if (req.capacity == "flex") create += " --best-effort";
+    if (req.capacity == "reservation") {
+      b.field(req.reservation, "RESERVATION", kReservationWhy);
+      create += " --reserved";
+    }
+    o.commands.push_back(create);
+    o.commands.push_back("gcloud compute tpus tpu-vm ssh " + name + " --project " + project +
+                         " --zone " + zone + " --worker=all --command " +
+                         shell_quote(worker_start(req, b, s)));
+    // --force also deletes the TPU VMs the queued resource created.
+    o.teardown.push_back("gcloud compute tpus queued-resources delete " + name + " --project " +
+                         project + " --zone " + zone + " --force --quiet");
+  }
+  o.notes.push_back("every host of a slice runs one podium-worker; the gang is " +
+                    std::to_string(a.hosts_per_slice * req.num_slices) + " hosts");
+  o.notes.push_back(
+      "the worker token comes from PODIUM_TOKEN in each host's environment (podium clusters "
+      "worker-token " +
+      req.cluster + ")");
+  if (req.capacity == "reservation")
+    o.notes.push_back("--reserved consumes the project's TPU reservation in " +
+                      (req.zone.empty() ? std::string("the zone") : req.zone) + " (" +
+                      (req.reservation.empty() ? std::string("set reservation") : req.reservation) +
+                      ")");
+  return o;
 }
 
 }  // namespace
@@ -43,86 +229,31 @@ std::string region_of(const std::string& zone) {
 std::vector<ProvisioningOption> provisioning_commands(const ProvisioningRequest& req) {
   std::vector<ProvisioningOption> out;
   const auto& a = req.accelerator;
-  const std::string cluster = shell_quote(req.cluster);
-  const std::string zone = zone_or_var(req.zone);
-  const std::string project = req.project;
 
   if (a.kind == AcceleratorKind::cpu) {
-    out.push_back({"none",
-                   "cpu clusters are local worker agents; nothing to provision",
-                   {"podium-worker --server $PODIUM_SERVER --token $WORKER_TOKEN --cluster " +
-                    cluster + " --slice 0 --host 0"},
-                   {"start one podium-worker per host and slice (" +
-                    std::to_string(a.hosts_per_slice) + " hosts per slice)"}});
+    ProvisioningOption o{
+        "none", "cpu clusters are local worker agents; nothing to provision", {}, {}, {}, {}};
+    OptionBuilder b(o);
+    o.commands.push_back("podium-worker --server " +
+                         b.field(req.server_url, "PODIUM_SERVER", kServerWhy) + " --cluster " +
+                         shell_quote(req.cluster) + " --slice 0 --host 0");
+    o.notes.push_back("start one podium-worker per host and slice (" +
+                      std::to_string(a.hosts_per_slice) +
+                      " hosts per slice, --slice and --host "
+                      "numbered from 0), with the worker token in PODIUM_TOKEN");
+    out.push_back(std::move(o));
     return out;
   }
 
-  if (a.kind == AcceleratorKind::tpu) {
-    ProvisioningOption xpk{"xpk", "GKE cluster and workload through xpk (JobSet + Kueue)", {}, {}};
-    xpk.commands.push_back(
-        "xpk cluster create --cluster " + cluster + " --project " + project + " --zone " + zone +
-        " --tpu-type " + a.type + " --num-slices " + std::to_string(req.num_slices) + " " +
-        capacity_flag(req.capacity, req.reservation) + " --cluster-cpu-machine-type e2-standard-8");
-    xpk.notes.push_back("a CPU node pool hosts system pods because TPU nodes are tainted");
-    xpk.notes.push_back("xpk workload names are at most 40 characters");
-    if (a.family == "tpu7x" && a.hosts_per_slice > 1) {
-      const std::string policy = a.type + "-" + a.topology + "-placement-policy";
-      ProvisioningOption pool{
-          "gke-node-pool", "tpu7x multi-host node pool with its workload policy", {}, {}};
-      pool.commands.push_back("gcloud alpha compute workload-policies create " + policy +
-                              " --project " + project + " --region " + region_of(req.zone) +
-                              " --type=HIGH_THROUGHPUT --accelerator-topology=" + a.topology);
-      for (int s = 0; s < req.num_slices; ++s)
-        pool.commands.push_back("gcloud container node-pools create " + req.cluster + "-np-" +
-                                std::to_string(s) + " --cluster " + cluster + " --project " +
-                                project + " --location " + zone + " --node-locations " + zone +
-                                " --machine-type tpu7x-standard-4t --num-nodes " +
-                                std::to_string(a.hosts_per_slice) + " --placement-policy " +
-                                policy + (req.capacity == "spot" ? " --spot" : ""));
-      pool.notes.push_back(
-          "tpu7x multi-host slices need a HIGH_THROUGHPUT workload policy with the slice topology");
-      out.push_back(std::move(pool));
-    }
-    out.insert(out.begin(), std::move(xpk));
-
-    ProvisioningOption vm{
-        "tpu-vm", "bare TPU VMs through queued resources; podium-worker on every host", {}, {}};
-    for (int s = 0; s < req.num_slices; ++s) {
-      const std::string name = req.cluster + "-s" + std::to_string(s);
-      vm.commands.push_back("gcloud compute tpus queued-resources create " + name + " --node-id " +
-                            name + " --project " + project + " --zone " + zone +
-                            " --accelerator-type " + a.type +
-                            " --runtime-version $RUNTIME_VERSION" +
-                            (req.capacity == "spot"   ? " --spot"
-                             : req.capacity == "flex" ? " --best-effort"
-                                                      : ""));
-      vm.commands.push_back(
-          "gcloud compute tpus tpu-vm ssh " + name + " --zone " + zone +
-          " --worker=all --command " +
-          shell_quote("podium-worker --server $PODIUM_SERVER --token $WORKER_TOKEN --cluster " +
-                      req.cluster + " --slice " + std::to_string(s) +
-                      " --host $(curl -s -H Metadata-Flavor:Google "
-                      "http://metadata.google.internal/computeMetadata/v1/instance/attributes/"
-                      "agent-worker-number)"));
-    }
-    vm.notes.push_back("every host of a slice runs one podium-worker; the gang is " +
-                       std::to_string(a.hosts_per_slice * req.num_slices) + " hosts");
-    out.push_back(std::move(vm));
-    return out;
+  out.push_back(xpk_option(req));
+  if (a.kind != AcceleratorKind::tpu) return out;
+  if (a.family == "tpu7x" && a.hosts_per_slice > 1) out.push_back(tpu7x_node_pool_option(req));
+  if (!tpu_runtime_version(a.family).empty()) {
+    out.push_back(tpu_vm_option(req));
+  } else {
+    out.front().notes.push_back("no bare TPU VM option: the Cloud TPU API does not create " +
+                                a.family + " slices (GKE or Compute Engine only)");
   }
-
-  // GPU nodes (8 GPUs each).
-  ProvisioningOption xpk{"xpk", "GKE GPU node pool through xpk", {}, {}};
-  const std::string device = a.family == "h100"   ? "h100-mega-80gb-8"
-                             : a.family == "h200" ? "h200-141gb-8"
-                                                  : "b200-8";
-  xpk.commands.push_back("xpk cluster create --cluster " + cluster + " --project " + project +
-                         " --zone " + zone + " --device-type " + device + " --num-nodes " +
-                         std::to_string(a.hosts_per_slice * req.num_slices) + " " +
-                         capacity_flag(req.capacity, req.reservation));
-  xpk.notes.push_back(
-      "dcn_data_parallelism and num_slices equal the node count for MaxText on GPUs");
-  out.push_back(std::move(xpk));
   return out;
 }
 
@@ -132,7 +263,9 @@ nlohmann::json to_json(const std::vector<ProvisioningOption>& options) {
     arr.push_back({{"method", o.method},
                    {"description", o.description},
                    {"commands", o.commands},
-                   {"notes", o.notes}});
+                   {"teardown", o.teardown},
+                   {"notes", o.notes},
+                   {"missing", o.missing}});
   return {{"options", arr}};
 }
 

@@ -60,6 +60,7 @@ Agent::~Agent() {
   }
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
   if (poll_thread_.joinable()) poll_thread_.join();
+  if (notice_thread_.joinable()) notice_thread_.join();
   ranks_.clear();
 }
 
@@ -248,6 +249,7 @@ int Agent::run() {
 
   heartbeat_thread_ = std::thread([this] { heartbeat_loop(); });
   poll_thread_ = std::thread([this] { poll_loop(); });
+  if (options_.metadata) notice_thread_ = std::thread([this] { notice_loop(); });
   {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return stop_requested_; });
@@ -285,6 +287,44 @@ void Agent::shutdown() {
   }
   cv_.notify_all();
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  if (notice_thread_.joinable()) notice_thread_.join();
+}
+
+void Agent::notice_loop() {
+  bool unreachable_logged = false;
+  for (bool first = true;; first = false) {
+    if (!first) {
+      std::unique_lock lock(mu_);
+      if (cv_.wait_for(lock, options_.notice_poll,
+                       [&] { return stop_heartbeat_ || stop_requested_; }))
+        return;
+    }
+    const auto reading = options_.metadata->read();
+    if (!reading) {
+      if (!unreachable_logged)
+        log().warn(
+            "no metadata server answers at {}: preemption notices are not watched until it does "
+            "(--metadata-url none turns this off)",
+            options_.metadata->url());
+      unreachable_logged = true;
+      continue;
+    }
+    if (unreachable_logged)
+      log().info("the metadata server at {} answers", options_.metadata->url());
+    unreachable_logged = false;
+    const std::optional<std::string> notice = notice_of(*reading);
+    {
+      std::lock_guard lock(mu_);
+      if (notice == notice_) continue;
+      notice_ = notice;
+      heartbeat_now_ = true;
+    }
+    if (notice)
+      log().warn("the host's metadata server announces '{}': reporting it", *notice);
+    else
+      log().info("the host's notice was withdrawn");
+    cv_.notify_all();
+  }
 }
 
 void Agent::heartbeat_loop() {
@@ -293,11 +333,17 @@ void Agent::heartbeat_loop() {
     {
       std::unique_lock lock(mu_);
       interval = heartbeat_seconds_;
-      if (cv_.wait_for(lock, seconds(interval), [&] { return stop_heartbeat_; })) return;
+      cv_.wait_for(lock, seconds(interval), [&] { return stop_heartbeat_ || heartbeat_now_; });
+      if (stop_heartbeat_) return;
+      heartbeat_now_ = false;
     }
     reap_finished();
     if (!ensure_registered()) continue;
-    const nlohmann::json body = {{"worker_id", worker_id()}, {"running", running_list(true)}};
+    nlohmann::json body = {{"worker_id", worker_id()}, {"running", running_list(true)}};
+    if (options_.metadata) {
+      std::lock_guard lock(mu_);
+      body["notice"] = notice_ ? nlohmann::json(*notice_) : nlohmann::json(nullptr);
+    }
     const ApiResult r =
         api_->call("POST", "heartbeat", dump(body), options_.timings.request_timeout);
     if (r.ok()) {

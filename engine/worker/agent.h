@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@
 
 #include "engine/worker/clock.h"
 #include "engine/worker/control_plane.h"
+#include "engine/worker/host_notice.h"
 #include "engine/worker/log_spool.h"
 #include "engine/worker/process.h"
 #include "engine/worker/rank_runner.h"
@@ -38,6 +40,10 @@ struct AgentOptions {
   std::chrono::milliseconds shutdown_flush{10000};  // after the processes ended
   RetryTimings timings;
   SpoolOptions spool;
+  // The host's metadata server, watched for preemption and termination notices (none: not
+  // watched, and heartbeats say nothing about notices).
+  std::shared_ptr<MetadataSource> metadata;
+  std::chrono::milliseconds notice_poll{5000};
   // Called once, when the first registration succeeded, with the line main() prints.
   std::function<void(const std::string&)> announce;
 };
@@ -69,6 +75,7 @@ class Agent {
   bool ensure_registered();
   void mark_reachable(bool reachable);
   void heartbeat_loop();
+  void notice_loop();
   void poll_loop();
   void handle(const nlohmann::json& message);
   void reap_finished();
@@ -98,10 +105,13 @@ class Agent {
   std::map<std::string, std::unique_ptr<RankRunner>> ranks_;  // by attempt id
   std::set<std::string> seen_attempts_;
   std::set<std::string> cancelled_unknown_;  // cancels for attempts not (yet) assigned here
+  std::optional<std::string> notice_;        // what the metadata server announced, if anything
+  bool heartbeat_now_ = false;               // a new notice: heartbeat without waiting
 
   std::mutex register_mu_;
   std::thread heartbeat_thread_;
   std::thread poll_thread_;
+  std::thread notice_thread_;
 };
 
 // A random hex string (16 bytes of entropy) drawn once per process start.

@@ -163,6 +163,14 @@ int run(int argc, char** argv) {
   options.devices = f.devices;
   options.spool_max_bytes = f.spool_max_bytes;
   options.announce = [](const std::string& line) { std::cout << line << std::endl; };
+  if (f.metadata_url != "none") {
+    std::string metadata_error;
+    if (!podium::client::parse_base_url(f.metadata_url, &metadata_error)) {
+      std::cerr << "podium-worker: --metadata-url: " << metadata_error << "\n";
+      return 2;
+    }
+    options.metadata = make_gce_metadata_source(f.metadata_url);
+  }
 
   log().info(
       "podium-worker {} starting: server {}, cluster {} slice {} host {}, workdir {}, "

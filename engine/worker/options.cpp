@@ -32,6 +32,7 @@ std::string usage() {
   return "usage: podium-worker --server URL --token TOKEN --cluster NAME --slice I --host J\n"
          "                     [--workdir DIR] [--address ADDR] [--hostname NAME] [--devices N]\n"
          "                     [--spool-max-bytes N] [--log-format text|json]\n"
+         "                     [--metadata-url URL|none]\n"
          "\n"
          "  --server URL           podium-server base URL (default: $PODIUM_SERVER)\n"
          "  --token TOKEN          worker token of the cluster (default: $PODIUM_TOKEN)\n"
@@ -44,7 +45,11 @@ std::string usage() {
          "  --hostname NAME        reported host name (default: gethostname)\n"
          "  --devices N            accelerator devices on this host (default 1)\n"
          "  --spool-max-bytes N    bound of unacknowledged log lines on disk (default 268435456)\n"
-         "  --log-format FORMAT    text or json (the agent's own log, on stderr; default text)\n";
+         "  --log-format FORMAT    text or json (the agent's own log, on stderr; default text)\n"
+         "  --metadata-url URL     the host's metadata server, watched for preemption and\n"
+         "                         maintenance notices; none turns the watch off (default:\n"
+         "                         $PODIUM_METADATA_URL, else\n"
+         "                         http://metadata.google.internal/computeMetadata/v1/instance)\n";
 }
 
 std::string default_address() {
@@ -96,9 +101,10 @@ ParsedFlags parse_flags(
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
     }
-    static const char* const kKnown[] = {
-        "--server",  "--token",    "--cluster", "--slice",           "--host",      "--workdir",
-        "--address", "--hostname", "--devices", "--spool-max-bytes", "--log-format"};
+    static const char* const kKnown[] = {"--server",          "--token",      "--cluster",
+                                         "--slice",           "--host",       "--workdir",
+                                         "--address",         "--hostname",   "--devices",
+                                         "--spool-max-bytes", "--log-format", "--metadata-url"};
     bool known = false;
     for (const char* k : kKnown) known = known || name == k;
     if (!known) return fail("unknown flag: " + name);
@@ -135,6 +141,9 @@ ParsedFlags parse_flags(
     } else if (name == "--log-format") {
       if (v != "text" && v != "json") return fail("--log-format must be text or json");
       f.log_format = v;
+    } else if (name == "--metadata-url") {
+      if (v.empty()) return fail("--metadata-url must be a URL or none");
+      f.metadata_url = v;
     }
   }
   if (f.help) {
@@ -143,6 +152,9 @@ ParsedFlags parse_flags(
   }
   if (f.server.empty()) f.server = getenv("PODIUM_SERVER").value_or("");
   if (f.token.empty()) f.token = getenv("PODIUM_TOKEN").value_or("");
+  if (f.metadata_url.empty())
+    f.metadata_url = getenv("PODIUM_METADATA_URL")
+                         .value_or("http://metadata.google.internal/computeMetadata/v1/instance");
   if (f.server.empty()) return fail("--server (or PODIUM_SERVER) is required");
   if (f.token.empty()) return fail("--token (or PODIUM_TOKEN) is required");
   if (f.cluster.empty()) return fail("--cluster is required");

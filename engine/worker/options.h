@@ -21,6 +21,9 @@ struct WorkerFlags {
   int devices = 1;
   uint64_t spool_max_bytes = 268435456;
   std::string log_format = "text";
+  // --metadata-url or PODIUM_METADATA_URL: the instance directory of the host's metadata server,
+  // watched for preemption notices; "none" turns the watch off. Default: Compute Engine's.
+  std::string metadata_url;
   bool help = false;
 };
 

@@ -107,9 +107,12 @@ export interface Cluster {
 export interface Worker {
   id: string; slice: number; host: number; hostname: string; address: string; devices: number;
   version: string; healthy: boolean; last_heartbeat_at: string | null; registered_at: string;
+  notice?: string | null; notice_at?: string | null;
   assignment?: { run_id: string; run_name?: string; rank: number } | null;
 }
-export interface ProvisioningOption { method: string; description: string; commands: string[]; notes?: string[] }
+export interface ProvisioningOption {
+  method: string; description: string; commands: string[]; teardown?: string[]; notes?: string[]; missing?: string[];
+}
 export interface Dataset {
   id: string; name: string; uri: string; format: string; records: number | null;
   bytes: number | null; tokens: number | null; created_at: string;

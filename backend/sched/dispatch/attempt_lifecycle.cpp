@@ -92,7 +92,8 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
                             const EngineSettings&) {
   auto a = tx.exec(
       "SELECT a.id, a.run_id, a.number, a.state, a.ending_cause, a.user_cancelled, "
-      "a.num_slices, a.executor, a.engine_end::text AS engine_end, r.state AS run_state, "
+      "a.num_slices, a.executor, a.engine_end::text AS engine_end, a.preemption_notice, "
+      "r.state AS run_state, "
       "r.spec::text AS spec, r.restarts "
       "FROM attempts a JOIN runs r ON r.id = a.run_id WHERE a.id = $1 AND a.finished_at IS NULL "
       "FOR UPDATE OF a, r",
@@ -117,6 +118,7 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
 
   core::AttemptEvidence evidence;
   evidence.user_cancelled = a.boolean(0, "user_cancelled");
+  evidence.preemption_notice = a.opt(0, "preemption_notice").value_or("");
   auto ranks = tx.exec(
       "SELECT rank, state, exit_code, signal, (cancel_requested_at IS NOT NULL AND "
       "cancel_requested_at <= ended_at) AS stopped FROM attempt_hosts WHERE attempt_id = $1 "

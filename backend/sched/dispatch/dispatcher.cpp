@@ -70,7 +70,8 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
   for (const auto& [id, _] : out) locked.push_back(id);
   auto w = tx.exec(
       "SELECT w.id, w.cluster_id, w.slice, w.host, w.address, w.devices, "
-      "(w.last_heartbeat_at > now() - make_interval(secs => $2::int)) AS healthy, "
+      "(w.last_heartbeat_at > now() - make_interval(secs => $2::int) AND w.notice IS NULL) AS "
+      "healthy, "
       "EXISTS (SELECT 1 FROM attempt_hosts ah WHERE ah.worker_id = w.id AND ah.ended_at IS NULL) "
       "AS busy FROM workers w WHERE w.cluster_id IN (SELECT jsonb_array_elements_text($1::jsonb)) "
       "ORDER BY w.cluster_id, w.slice, w.host",

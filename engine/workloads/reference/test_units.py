@@ -167,6 +167,22 @@ class DataTest(unittest.TestCase):
         self.assertEqual(next(it)[0].flatten().tolist(), list(range(20, 30)))
 
 
+class ObjectStoreRootTest(unittest.TestCase):
+    def test_local_paths_are_themselves(self):
+        self.assertEqual(checkpoint.local_root("/out/run/checkpoints", {}), "/out/run/checkpoints")
+        self.assertEqual(checkpoint.local_root("file:///out/run", {}), "/out/run")
+
+    def test_uris_map_under_the_store_by_scheme_and_bucket(self):
+        env = {checkpoint.OBJECT_STORE_ENV: "/store"}
+        self.assertEqual(checkpoint.local_root("gs://bucket/out/run/checkpoints", env),
+                         "/store/gs/bucket/out/run/checkpoints")
+        self.assertEqual(checkpoint.local_root("S3://b/x", env), "/store/s3/b/x")
+
+    def test_a_uri_without_a_store_is_a_clear_error(self):
+        with self.assertRaisesRegex(ValueError, "gs://bucket/out.*PODIUM_REFERENCE_OBJECT_STORE"):
+            checkpoint.local_root("gs://bucket/out", {})
+
+
 class CheckpointTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()

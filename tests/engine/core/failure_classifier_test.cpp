@@ -7,6 +7,7 @@ namespace podium::core {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 RankOutcome exited(int rank, int code) {
   RankOutcome r;
@@ -109,9 +110,25 @@ TEST(FailureClassifierTest, OutsideSigtermIsPreemption) {
   e.ranks = {exited(0, 0)};
   e.signatures = {FailureSignature::preempted};
   EXPECT_EQ(classify_failure(e).failure_class, FailureClass::preempted);
-  e.signatures.clear();
-  e.preemption_notice = true;
+}
+
+TEST(FailureClassifierTest, ANoticeMakesTheGangsEndAPreemption) {
+  // The noticed host vanished and Podium stopped the rest of the gang: preempted, not host_lost
+  // (which would be right without the notice) and not Podium's own teardown.
+  AttemptEvidence e;
+  e.ranks = {vanished(0), killed(1, 15, true)};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::host_lost);
+  e.preemption_notice = "preempted";
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::preempted);
+  EXPECT_THAT(c.reason, HasSubstr("preempted"));
+  // Every rank stopped by Podium after a TERMINATE_ON_HOST_MAINTENANCE notice.
+  e.ranks = {killed(0, 15, true), killed(1, 15, true)};
+  e.preemption_notice = "TERMINATE_ON_HOST_MAINTENANCE";
   EXPECT_EQ(classify_failure(e).failure_class, FailureClass::preempted);
+  // A deterministic signature still wins: the same spec would fail the same way.
+  e.signatures = {FailureSignature::hbm_oom};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::oom);
 }
 
 TEST(FailureClassifierTest, PodiumsOwnSigtermIsNotPreemption) {

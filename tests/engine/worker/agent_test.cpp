@@ -92,6 +92,10 @@ class FakeServer {
     std::lock_guard lock(mu_);
     return heartbeats_;
   }
+  nlohmann::json last_heartbeat() {
+    std::lock_guard lock(mu_);
+    return last_heartbeat_;
+  }
   int log_posts() {
     std::lock_guard lock(mu_);
     return log_posts_;
@@ -220,8 +224,12 @@ struct AgentFixture : ::testing::Test {
   std::mutex announce_mu;
   std::vector<std::string> announced;
 
+  std::shared_ptr<MetadataSource> metadata;
+
   void start(const std::string& token = kToken) {
     AgentOptions o;
+    o.metadata = metadata;
+    o.notice_poll = 50ms;
     o.cluster = "demo";
     o.slice = 0;
     o.host = 1;
@@ -313,6 +321,58 @@ TEST_F(AgentFixture, RegistersRunsAProcessAndReportsItsLinesAndExit) {
   EXPECT_EQ(statuses[1].lines_stored_then, 4u);  // exited only after every line was stored
   EXPECT_EQ(testing::read_lines(local_copy("att_1")), lines);
   EXPECT_TRUE(eventually([&] { return server.heartbeats() >= 1; }, 5s));
+}
+
+// The host's metadata server, settable by the test.
+class SettableMetadata final : public MetadataSource {
+ public:
+  std::optional<MetadataReading> read() override {
+    std::lock_guard lock(mu_);
+    return reading_;
+  }
+  const std::string& url() const override { return url_; }
+  void set(std::optional<MetadataReading> r) {
+    std::lock_guard lock(mu_);
+    reading_ = std::move(r);
+  }
+
+ private:
+  std::mutex mu_;
+  std::optional<MetadataReading> reading_;
+  std::string url_ = "test-metadata";
+};
+
+TEST_F(AgentFixture, HeartbeatsCarryTheHostsNoticeAsSoonAsItIsAnnounced) {
+  auto source = std::make_shared<SettableMetadata>();
+  source->set(MetadataReading{"FALSE", "NONE"});
+  metadata = source;
+  start();
+  ASSERT_TRUE(eventually([&] { return server.heartbeats() >= 1; }, 5s));
+  auto hb = server.last_heartbeat();
+  ASSERT_TRUE(hb.contains("notice"));
+  EXPECT_TRUE(hb["notice"].is_null());
+
+  const int before = server.heartbeats();
+  source->set(MetadataReading{"TRUE", "NONE"});
+  // At once, not at the next interval: the platform gives about 30 s.
+  ASSERT_TRUE(eventually(
+      [&] { return server.last_heartbeat().value("notice", nlohmann::json()) == "preempted"; },
+      3s));
+  EXPECT_LE(server.heartbeats(), before + 2);
+
+  // An unreachable metadata server changes nothing: the last notice stands.
+  source->set(std::nullopt);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(server.last_heartbeat()["notice"], "preempted");
+
+  source->set(MetadataReading{"FALSE", "NONE"});
+  ASSERT_TRUE(eventually([&] { return server.last_heartbeat()["notice"].is_null(); }, 3s));
+}
+
+TEST_F(AgentFixture, WithoutAMetadataServerHeartbeatsSayNothingOfNotices) {
+  start();
+  ASSERT_TRUE(eventually([&] { return server.heartbeats() >= 1; }, 5s));
+  EXPECT_FALSE(server.last_heartbeat().contains("notice"));
 }
 
 TEST_F(AgentFixture, LogBatchesFailingWithServiceUnavailableAreRetriedWithoutGapsOrDuplicates) {

@@ -243,6 +243,45 @@ TEST_F(Crud, ClusterWorkersAndProvisioning) {
   EXPECT_NE(prov.body.find("prov"), std::string::npos) << prov;
   EXPECT_TRUE(is_problem(admin.get("/api/v1/clusters/nope/workers"), 404));
   EXPECT_TRUE(is_problem(admin.get("/api/v1/clusters/nope/provisioning"), 404));
+  // Without a project the commands name it as a variable and say it is missing.
+  ASSERT_TRUE(prov.json["options"].is_array()) << prov;
+  EXPECT_NE(prov.json["options"][0]["commands"][0].get<std::string>().find("--project $PROJECT"),
+            std::string::npos)
+      << prov;
+  EXPECT_FALSE(prov.json["options"][0]["missing"].empty()) << prov;
+
+  // Bad GCP fields are refused and change nothing.
+  for (const auto& [field, bad] :
+       std::vector<std::pair<std::string, std::string>>{{"project", "My Project"},
+                                                        {"project", "p;rm -rf /"},
+                                                        {"reservation", "res 1"},
+                                                        {"network", "-net"},
+                                                        {"project", std::string(40, 'a')}}) {
+    auto r = admin.patch("/api/v1/clusters/prov", {{field, bad}});
+    EXPECT_TRUE(is_problem(r, 400)) << field << "=" << bad << ": " << r;
+  }
+  auto patched = admin.patch(
+      "/api/v1/clusters/prov",
+      {{"project", "train-project-7"}, {"reservation", "tpu7x-res"}, {"network", "tpu-net"}});
+  ASSERT_EQ(patched.status, 200) << patched;
+  EXPECT_EQ(patched.json["project"], "train-project-7");
+  EXPECT_EQ(patched.json["reservation"], "tpu7x-res");
+  EXPECT_EQ(patched.json["network"], "tpu-net");
+  prov = admin.get("/api/v1/clusters/prov/provisioning");
+  ASSERT_EQ(prov.status, 200) << prov;
+  for (const auto& o : prov.json["options"]) {
+    EXPECT_TRUE(o["missing"].empty()) << o.dump();
+    EXPECT_FALSE(o["teardown"].empty()) << o.dump();
+    for (const auto& list : {o["commands"], o["teardown"]})
+      for (const auto& c : list)
+        EXPECT_EQ(c.get<std::string>().find("$PROJECT"), std::string::npos) << c;
+  }
+  EXPECT_NE(prov.body.find("--project train-project-7"), std::string::npos) << prov;
+  // "" clears a field.
+  patched = admin.patch("/api/v1/clusters/prov", {{"network", ""}});
+  ASSERT_EQ(patched.status, 200) << patched;
+  EXPECT_EQ(patched.json["network"], "");
+  EXPECT_EQ(patched.json["project"], "train-project-7");
 
   auto tok = admin.post("/api/v1/clusters/prov/worker-tokens");
   ASSERT_EQ(tok.status, 201) << tok;

@@ -70,12 +70,13 @@ export function ClusterPage({ name }: { name: string }) {
               <span class="muted small" role="rowheader">slice {s}</span>
               {Array.from({ length: c.accelerator.hosts_per_slice }, (_, h) => {
                 const w = bySlot.get(`${s}/${h}`);
-                const status = !w ? 'missing' : w.healthy ? 'healthy' : 'silent';
+                const status = !w ? 'missing' : w.notice ? 'notice' : w.healthy ? 'healthy' : 'silent';
                 return (
                   <div role="cell" key={h} class={`host ${status}`} title={w ? `${w.hostname} ${w.address} · v${w.version} · heartbeat ${ago(w.last_heartbeat_at)}` : 'no agent registered'}>
                     <strong>h{h}</strong> <span>{status}</span>
                     {w && <span class="small">{w.hostname} · v{w.version}</span>}
                     {w && <span class="small">{ago(w.last_heartbeat_at)}</span>}
+                    {w?.notice && <span class="small" title={`since ${w.notice_at ?? ''}`}>{w.notice}</span>}
                     {w && assignments.data?.get(w.id) && (
                       <a class="small" href={`/runs/${assignments.data.get(w.id)!.run}`}>{assignments.data.get(w.id)!.name} r{assignments.data.get(w.id)!.rank}</a>
                     )}
@@ -94,6 +95,13 @@ export function ClusterPage({ name }: { name: string }) {
             <h3>{o.method} <span class="muted small">{o.description}</span></h3>
             {o.commands.map((cmd, j) => <div key={j} class="command"><pre>{cmd}</pre><CopyButton text={cmd} /></div>)}
             {(o.notes ?? []).map((n, j) => <p key={j} class="muted small">{n}</p>)}
+            {(o.missing ?? []).map((m, j) => <p key={`m${j}`} class="small">missing {m}</p>)}
+            {(o.teardown ?? []).length > 0 && (
+              <details>
+                <summary class="small">teardown</summary>
+                {(o.teardown ?? []).map((cmd, j) => <div key={j} class="command"><pre>{cmd}</pre><CopyButton text={cmd} /></div>)}
+              </details>
+            )}
           </div>
         ))}
       </section>

@@ -26,8 +26,32 @@ FORMAT = "podium-reference-checkpoint/1"
 _FINISHED = re.compile(r"^[0-9]+$")
 
 
+_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.+)$")
+OBJECT_STORE_ENV = "PODIUM_REFERENCE_OBJECT_STORE"
+
+
 def checkpoint_root(base_output_directory, run_name):
     return os.path.join(base_output_directory, run_name, "checkpoints")
+
+
+def local_root(root, environ=os.environ):
+    """The directory on this host that holds the checkpoints named by `root`.
+
+    A local path is itself. A URI (gs://bucket/dir, s3://...) names an object store this trainer
+    has no client for: PODIUM_REFERENCE_OBJECT_STORE names a local directory standing in for
+    every bucket (<store>/<scheme>/<bucket>/<path>), shared by the hosts as a bucket would be.
+    The trainer still prints the URI in its checkpoint lines, as MaxText does, so Podium learns
+    saves and restores from the log, never by listing that directory.
+    """
+    match = _URI.match(root)
+    if not match or match.group(1).lower() == "file":
+        return match.group(2) if match else root
+    store = environ.get(OBJECT_STORE_ENV)
+    if not store:
+        raise ValueError(f"base_output_directory {root} is a URI: the reference trainer has no "
+                         f"object-store client and writes URIs only under {OBJECT_STORE_ENV} "
+                         f"(a local directory standing in for the store)")
+    return os.path.join(store, match.group(1).lower(), match.group(2))
 
 
 def finished_steps(root):

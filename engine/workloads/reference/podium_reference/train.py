@@ -133,7 +133,10 @@ def main(argv=None, sigterm_guard=True):
     # trajectory simple enough that a resumed run can be compared with an uninterrupted one.
     optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, betas=(0.9, 0.95), weight_decay=0.0)
 
+    # `root` is what the log names (a URI for remote outputs, as in MaxText); `store` is where
+    # this host reads and writes it.
     root = checkpoint.checkpoint_root(cfg.base_output_directory, cfg.run_name)
+    store = checkpoint.local_root(root)
     start_step, position = 0, 0
     if cfg.enable_checkpointing:
         log("checkpoint manager exists so trying to load this run's existing checkpoint")
@@ -141,8 +144,8 @@ def main(argv=None, sigterm_guard=True):
         # on the step even if their hosts do not share base_output_directory.
         blob = None
         if rank == 0:
-            step = checkpoint.latest_step(root)
-            blob = checkpoint.read_state_bytes(root, step) if step is not None else None
+            step = checkpoint.latest_step(store)
+            blob = checkpoint.read_state_bytes(store, step) if step is not None else None
         if world > 1:
             box = [blob]
             dist.broadcast_object_list(box, src=0)
@@ -241,11 +244,11 @@ def main(argv=None, sigterm_guard=True):
                 metadata = {"data_position": batches.position, "model_name": cfg.model_name,
                             "run_name": cfg.run_name, "world_size": world, "num_parameters": n_params,
                             "saved_at_unix": time.time()}
-                path = checkpoint.save(root, completed, payload, metadata)
-                if path is None:
+                saved = checkpoint.save(store, completed, payload, metadata)
+                if saved is None:
                     log(f"Checkpoint {completed} already exists in {root}, not overwriting it")
                 else:
-                    log(f"Finished saving checkpoint to `{path}`.")
+                    log(f"Finished saving checkpoint to `{root}/{completed}`.")
                     log(f"Saved a checkpoint at step {completed}.")
             progress.latest_checkpoint = completed
 

@@ -1,0 +1,159 @@
+// Provisioning commands: pasteable when the cluster's fields are set (no shell variable left),
+// honest about what is missing otherwise, with a teardown for every path.
+#include "engine/core/provisioning.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+namespace podium::core {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+AcceleratorType accel(const std::string& name) {
+  auto parsed = parse_accelerator(name);
+  EXPECT_TRUE(parsed.type) << name;
+  return *parsed.type;
+}
+
+ProvisioningRequest complete(const std::string& accelerator, const std::string& capacity) {
+  ProvisioningRequest r;
+  r.cluster = "train-a";
+  r.accelerator = accel(accelerator);
+  r.num_slices = 2;
+  r.capacity = capacity;
+  r.zone = "us-central1-c";
+  r.project = "my-project-1";
+  r.reservation = "res-1";
+  r.network = "tpu-net";
+  r.server_url = "https://podium.example.com";
+  return r;
+}
+
+const ProvisioningOption* option(const std::vector<ProvisioningOption>& all,
+                                 const std::string& method) {
+  for (const auto& o : all)
+    if (o.method == method) return &o;
+  return nullptr;
+}
+
+// A shell variable the user would have to set: $NAME or ${NAME} (not $( ... )).
+bool has_placeholder(const std::string& s) {
+  static const std::regex var(R"(\$\{?[A-Z_][A-Z0-9_]*)");
+  return std::regex_search(s, var);
+}
+
+TEST(ProvisioningTest, EveryAcceleratorFamilyIsPasteableWhenTheFieldsAreSet) {
+  for (const char* a : {"v5e-16", "v5p-128", "v6e-16", "tpu7x-64", "tpu7x-8", "h100-16", "cpu-2"}) {
+    for (const char* capacity : {"spot", "on-demand", "reservation", "flex"}) {
+      const auto options = provisioning_commands(complete(a, capacity));
+      ASSERT_FALSE(options.empty()) << a;
+      for (const auto& o : options) {
+        EXPECT_THAT(o.missing, IsEmpty()) << a << " " << capacity << " " << o.method;
+        EXPECT_FALSE(o.commands.empty()) << a << " " << o.method;
+        for (const auto& c : o.commands) EXPECT_FALSE(has_placeholder(c)) << a << ": " << c;
+        for (const auto& c : o.teardown) EXPECT_FALSE(has_placeholder(c)) << a << ": " << c;
+        if (o.method != "none") {
+          EXPECT_FALSE(o.teardown.empty()) << a << " " << o.method;
+        }
+      }
+    }
+  }
+}
+
+TEST(ProvisioningTest, MissingFieldsStandAsVariablesAndAreListed) {
+  ProvisioningRequest r = complete("v6e-16", "reservation");
+  r.project.clear();
+  r.reservation.clear();
+  r.server_url.clear();
+  const auto options = provisioning_commands(r);
+  const auto* vm = option(options, "tpu-vm");
+  ASSERT_NE(vm, nullptr);
+  EXPECT_THAT(vm->commands[0], HasSubstr("--project $PROJECT"));
+  ASSERT_EQ(vm->missing.size(), 3u);
+  EXPECT_THAT(vm->missing[0], HasSubstr("project"));
+  EXPECT_THAT(vm->missing[1], HasSubstr("reservation"));
+  EXPECT_THAT(vm->missing[2], HasSubstr("public_url"));
+  const auto* xpk = option(options, "xpk");
+  ASSERT_NE(xpk, nullptr);
+  EXPECT_THAT(xpk->commands[0], HasSubstr("--reservation $RESERVATION"));
+  EXPECT_THAT(xpk->teardown[0],
+              HasSubstr("xpk cluster delete --cluster train-a --project $PROJECT"));
+}
+
+TEST(ProvisioningTest, BareVmsUseTheFamilysRuntimeAndTheCapacitysFlag) {
+  auto vm = *option(provisioning_commands(complete("v6e-16", "spot")), "tpu-vm");
+  ASSERT_EQ(vm.commands.size(), 4u);  // create + start the agents, per slice
+  EXPECT_THAT(vm.commands[0], HasSubstr("--runtime-version v2-alpha-tpuv6e"));
+  EXPECT_THAT(vm.commands[0], HasSubstr("--accelerator-type v6e-16"));
+  EXPECT_THAT(vm.commands[0], HasSubstr("--network tpu-net"));
+  EXPECT_THAT(vm.commands[0], HasSubstr(" --spot"));
+  EXPECT_THAT(vm.commands[1], HasSubstr("--server https://podium.example.com"));
+  EXPECT_THAT(vm.commands[1], HasSubstr("--slice 0"));
+  EXPECT_THAT(vm.commands[3], HasSubstr("--slice 1"));
+  EXPECT_THAT(vm.teardown,
+              Contains("gcloud compute tpus queued-resources delete train-a-s1 --project "
+                       "my-project-1 --zone us-central1-c --force --quiet"));
+
+  vm = *option(provisioning_commands(complete("v5e-16", "flex")), "tpu-vm");
+  EXPECT_THAT(vm.commands[0], HasSubstr("--runtime-version v2-alpha-tpuv5-lite"));
+  EXPECT_THAT(vm.commands[0], HasSubstr(" --best-effort"));
+  EXPECT_THAT(vm.commands[0], ::testing::Not(HasSubstr("--spot")));
+  vm = *option(provisioning_commands(complete("v5p-128", "reservation")), "tpu-vm");
+  EXPECT_THAT(vm.commands[0], HasSubstr("--runtime-version v2-alpha-tpuv5 "));
+  EXPECT_THAT(vm.commands[0], HasSubstr(" --reserved"));
+}
+
+TEST(ProvisioningTest, Tpu7xHasNodePoolsAndNoCloudTpuApiPath) {
+  const auto options = provisioning_commands(complete("tpu7x-64", "spot"));
+  EXPECT_EQ(option(options, "tpu-vm"), nullptr);
+  const auto* pool = option(options, "gke-node-pool");
+  ASSERT_NE(pool, nullptr);
+  EXPECT_THAT(pool->commands[0],
+              HasSubstr("workload-policies create tpu7x-64-2x4x4-placement-policy --project "
+                        "my-project-1 --region us-central1 --type=HIGH_THROUGHPUT "
+                        "--accelerator-topology=2x4x4"));
+  ASSERT_EQ(pool->commands.size(), 3u);  // the policy, one pool per slice
+  EXPECT_THAT(pool->commands[1], HasSubstr("--machine-type tpu7x-standard-4t --num-nodes 8"));
+  EXPECT_THAT(pool->commands[1], HasSubstr(" --spot"));
+  ASSERT_EQ(pool->teardown.size(), 3u);
+  EXPECT_THAT(pool->teardown.back(), HasSubstr("workload-policies delete"));
+  const auto* xpk = option(options, "xpk");
+  ASSERT_NE(xpk, nullptr);
+  EXPECT_THAT(xpk->notes, Contains(HasSubstr("Cloud TPU API")));
+}
+
+TEST(ProvisioningTest, GpuNodesThroughXpkCountNodes) {
+  const auto options = provisioning_commands(complete("h100-16", "on-demand"));
+  ASSERT_EQ(options.size(), 1u);
+  EXPECT_THAT(options[0].commands[0],
+              HasSubstr("--device-type h100-mega-80gb-8 --num-nodes 4 --on-demand"));
+}
+
+TEST(ProvisioningTest, ValuesAreQuotedForTheShell) {
+  EXPECT_EQ(shell_quote("us-central1-c"), "us-central1-c");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("$(rm -rf /)"), "'$(rm -rf /)'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+}
+
+TEST(ProvisioningTest, GcpFieldChecks) {
+  EXPECT_FALSE(check_gcp_project("my-project-1"));
+  EXPECT_TRUE(check_gcp_project("My-Project"));
+  EXPECT_TRUE(check_gcp_project("short"));
+  EXPECT_TRUE(check_gcp_project("ends-with-"));
+  EXPECT_TRUE(check_gcp_project("p; rm -rf /"));
+  EXPECT_FALSE(check_gcp_resource_name("tpu-net"));
+  EXPECT_TRUE(check_gcp_resource_name("9net"));
+  EXPECT_FALSE(check_gcp_reservation("res-1"));
+  EXPECT_FALSE(check_gcp_reservation("projects/other-project/reservations/res-1"));
+  EXPECT_TRUE(check_gcp_reservation("projects/x/reservations/res-1"));
+  EXPECT_TRUE(check_gcp_reservation("res 1"));
+}
+
+}  // namespace
+}  // namespace podium::core
