@@ -279,8 +279,10 @@ std::optional<json> next_for_worker(ApiContext& ctx, const http::RequestContext&
     }
     auto a = tx.exec(
         "SELECT ah.attempt_id, ah.rank, ah.command::text AS command, ah.env::text AS env, "
-        "ah.workdir, ah.checkpoint_dir, a.run_id, a.state AS attempt_state FROM attempt_hosts ah "
-        "JOIN attempts a ON a.id = ah.attempt_id WHERE ah.worker_id = $1 AND ah.ended_at IS NULL "
+        "ah.workdir, ah.checkpoint_dir, a.run_id, a.state AS attempt_state, r.code_bundle, "
+        "b.size_bytes AS code_bundle_bytes FROM attempt_hosts ah JOIN attempts a ON a.id = "
+        "ah.attempt_id JOIN runs r ON r.id = a.run_id LEFT JOIN code_bundles b ON b.digest = "
+        "r.code_bundle WHERE ah.worker_id = $1 AND ah.ended_at IS NULL "
         "AND ah.cancel_requested_at IS NULL AND (ah.state = 'pending' OR (ah.state = 'delivered' "
         "AND ah.delivered_at < now() - make_interval(secs => $2::int))) ORDER BY a.seq, ah.rank "
         "LIMIT 1 FOR UPDATE OF ah SKIP LOCKED",
@@ -302,6 +304,10 @@ std::optional<json> next_for_worker(ApiContext& ctx, const http::RequestContext&
                 {"env", json::parse(a.at(0, "env"))},
                 {"workdir", a.at(0, "workdir")},
                 {"checkpoint_dir", nullable_string(a, 0, "checkpoint_dir")},
+                {"code_bundle", a.is_null(0, "code_bundle")
+                                    ? json(nullptr)
+                                    : json{{"digest", a.at(0, "code_bundle")},
+                                           {"size_bytes", a.int64(0, "code_bundle_bytes")}}},
                 {"grace_seconds", ctx.engine.cancel_grace.count()}};
   });
 }

@@ -83,16 +83,19 @@ void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::strin
                {"max_restarts", 0},
                {"tags", {"compile-check"}}};
   if (s.spec.workdir) spec["workdir"] = *s.spec.workdir;
+  // The check compiles the run's own code: the same bundle, unpacked the same way.
+  if (s.spec.code_bundle) spec["code_bundle"] = *s.spec.code_bundle;
   json plan = {{"ok", true},
                {"errors", json::array()},
                {"warnings", json::array()},
                {"compile_check_for", run_id}};
   tx.exec(
       "INSERT INTO runs (id, name, owner_id, cluster_id, model, workload, spec, plan, state, "
-      "priority, tags, compile_check_for) VALUES ($1, $2, $3, $4, $5, 'command', $6::jsonb, "
-      "$7::jsonb, 'queued', $8, ARRAY['compile-check'], $9)",
+      "priority, tags, compile_check_for, code_bundle) VALUES ($1, $2, $3, $4, $5, 'command', "
+      "$6::jsonb, $7::jsonb, 'queued', $8, ARRAY['compile-check'], $9, $10)",
       {child, spec["name"].get<std::string>(), owner_id, *compile_cluster,
-       s.spec.model.value_or(""), dump(spec), dump(plan), s.spec.priority, run_id});
+       s.spec.model.value_or(""), dump(spec), dump(plan), s.spec.priority, run_id,
+       s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param()});
   tx.exec(
       "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, 'queued', "
       "$2)",

@@ -91,14 +91,15 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
       tx.exec(
           "INSERT INTO runs (id, name, owner_id, cluster_id, dataset_id, model, workload, spec, "
           "plan, forced, "
-          "state, priority, tags) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, "
-          "'queued', $11, "
-          "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)))",
+          "state, priority, tags, code_bundle) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, "
+          "$9::jsonb, $10, 'queued', $11, "
+          "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)), $13)",
           {id, s.spec.name, user_id(rc), s.cluster_id, s.dataset_id, s.spec.model.value_or(""),
            core::to_string(s.spec.workload),
            s.spec_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
            s.plan.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-           forced ? "true" : "false", s.spec.priority, nlohmann::json(s.spec.tags).dump()});
+           forced ? "true" : "false", s.spec.priority, nlohmann::json(s.spec.tags).dump(),
+           s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param()});
       tx.exec(
           "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, "
           "'queued', $2)",

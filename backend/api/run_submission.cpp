@@ -33,8 +33,23 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
   if (!cluster_id)
     throw http::unprocessable("no cluster " + s.spec.cluster, {{"cluster", "no such cluster"}});
   s.cluster_id = *cluster_id;
-  auto cluster =
-      tx.exec("SELECT accelerator, num_slices FROM clusters WHERE id = $1", {s.cluster_id});
+  auto cluster = tx.exec(
+      "SELECT accelerator, num_slices, executor->>'kind' AS executor FROM clusters WHERE id = $1",
+      {s.cluster_id});
+  if (s.spec.code_bundle) {
+    // Bundles are unpacked by podium-worker agents; an engine's pods and jobs start from the
+    // image or the shared filesystem they were given.
+    if (cluster.at(0, "executor") != "agent")
+      throw http::unprocessable(
+          "cluster " + s.spec.cluster + " runs on its " + cluster.at(0, "executor") +
+              " executor, which starts ranks from the image or a shared filesystem; code "
+              "bundles are unpacked by podium-worker agents",
+          {{"code_bundle", "not available on " + cluster.at(0, "executor") + " clusters"}});
+    if (tx.exec("SELECT 1 FROM code_bundles WHERE digest = $1", {*s.spec.code_bundle}).empty())
+      throw http::unprocessable(
+          "no bundle " + *s.spec.code_bundle + "; upload it first (podium runs submit --code DIR)",
+          {{"code_bundle", "no such bundle"}});
+  }
 
   core::PlanInput input;
   input.spec = s.spec;

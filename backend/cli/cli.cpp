@@ -2,6 +2,7 @@
 
 #include "backend/cli/cli.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -20,6 +21,10 @@ client::HttpClient::Result HttpTransport::request(const std::string& method,
                                                   const std::string& body) {
   client::RequestOptions options;
   options.timeout = config_.timeout;
+  // A PUT carries a code bundle (up to the server's limit, 128 MiB by default): give the
+  // upload ten minutes however short the per-request timeout is.
+  if (method == "PUT")
+    options.timeout = std::max(options.timeout, std::chrono::milliseconds(600000));
   return client_.request(method, path, body, options);
 }
 

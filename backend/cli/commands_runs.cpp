@@ -11,6 +11,7 @@
 #include "backend/cli/exit_codes.h"
 #include "backend/cli/run_spec.h"
 #include "backend/cli/views.h"
+#include "engine/bundle/bundle_files.h"
 
 namespace podium::cli {
 namespace {
@@ -87,11 +88,60 @@ int runs_get(Context& ctx) {
   return kExitOk;
 }
 
+// --code DIR: packs DIR, uploads it unless the server has it already, and returns its digest.
+std::optional<std::string> upload_code(Context& ctx, const std::string& dir, int& exit) {
+  bundle::PackedBundle packed;
+  try {
+    std::uint64_t shown = 0;
+    packed = bundle::pack_directory(dir, bundle::BundleLimits{}, [&](std::uint64_t files) {
+      if (files >= shown + 5000) {  // a large tree: show that work is going on
+        shown = files;
+        ctx.err << "packing " << dir << ": " << files << " files\n";
+      }
+    });
+  } catch (const bundle::BundleError& e) {
+    exit = usage_error(ctx, std::string("--code ") + dir + ": " + e.what());
+    return std::nullopt;
+  }
+  ctx.err << "code: " << packed.summary.entries << " files from " << dir << " ("
+          << packed.summary.uncompressed_bytes << " bytes, " << packed.bytes.size()
+          << " compressed; " << packed.excluded << " left out by .git/.gitignore/.podiumignore) "
+          << packed.digest << "\n";
+  const std::string path = "/api/v1/bundles/" + packed.digest;
+  const Call have = call(ctx, "GET", path, {}, /*report_errors=*/false);
+  if (have.status == 0) {
+    exit = have.exit;
+    return std::nullopt;
+  }
+  if (have.status == 200) {
+    ctx.err << "code: the server has this bundle already\n";
+    return packed.digest;
+  }
+  if (have.status != 404) {
+    exit = report_status(ctx, have.status, have.body);
+    return std::nullopt;
+  }
+  const Call put = call(ctx, "PUT", path, packed.bytes);
+  if (!put.ok()) {
+    exit = put.exit;
+    return std::nullopt;
+  }
+  ctx.err << "code: uploaded\n";
+  return packed.digest;
+}
+
 int runs_submit(Context& ctx) {
   int exit = kExitOk;
   auto spec = read_spec(ctx, exit);
   if (!spec) return exit;
   if (ctx.args.has("force")) (*spec)["force"] = true;
+  if (const auto dir = ctx.args.value("code")) {
+    if (spec->is_object() && spec->contains("code_bundle") && !(*spec)["code_bundle"].is_null())
+      return usage_error(ctx, "the spec names a code_bundle and --code gives another; use one");
+    const auto digest = upload_code(ctx, *dir, exit);
+    if (!digest) return exit;
+    (*spec)["code_bundle"] = *digest;
+  }
   const Call c = call(ctx, "POST", "/api/v1/runs", spec->dump());
   if (!c.ok()) {
     if (c.status == 422 && c.json.is_object()) {
@@ -524,12 +574,18 @@ void add_run_commands(std::vector<Command>& out) {
   out.push_back(with_required(
       make_command(
           "runs", "submit", "", "submit a run from a YAML run spec",
-          {kFile, {"force", 0, false, false, "", "submit even if the plan has errors"}}, 0, 0,
-          runs_submit,
+          {kFile,
+           {"force", 0, false, false, "", "submit even if the plan has errors"},
+           {"code", 0, true, false, "DIR", "pack DIR and run every rank in a fresh copy of it"}},
+          0, 0, runs_submit,
           "The spec is the run spec of the API in YAML: name, cluster, dataset, model, workload,\n"
           "steps, per_device_batch_size, max_target_length, parallelism: {...}, config: {...}, "
           "...\n"
-          "The server plans it first; a plan with errors is refused (exit 1) unless --force."),
+          "The server plans it first; a plan with errors is refused (exit 1) unless --force.\n"
+          "--code DIR packs DIR's files (not .git, nor what .gitignore files or a top-level\n"
+          ".podiumignore exclude), uploads the bundle unless the server has it, and names it in\n"
+          "the spec (code_bundle); each rank starts in its own unpacked copy, where a relative\n"
+          "workdir is a directory inside it. Agent clusters only."),
       "-f FILE"));
   out.push_back(make_command("runs", "cancel", "ID", "cancel a run", {}, 1, 1, runs_cancel));
   out.push_back(

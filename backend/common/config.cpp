@@ -23,6 +23,8 @@ const std::vector<ConfigKey>& config_keys() {
        "json (one object per line) or text"},
       {"limits.max_body_bytes", "PODIUM_LIMITS_MAX_BODY_BYTES", "--max-body-bytes", "8388608",
        "largest request body accepted; larger gets 413"},
+      {"limits.max_bundle_bytes", "PODIUM_LIMITS_MAX_BUNDLE_BYTES", "", "134217728",
+       "largest code bundle (compressed) accepted by PUT /api/v1/bundles; larger gets 413"},
       {"limits.max_header_bytes", "PODIUM_LIMITS_MAX_HEADER_BYTES", "", "16384",
        "largest request head (request line + headers); larger gets 431"},
       {"limits.read_timeout_seconds", "PODIUM_LIMITS_READ_TIMEOUT_SECONDS", "", "10",
@@ -270,6 +272,8 @@ ConfigLoad load_config(const ConfigSources& sources) {
   const std::vector<IntKey> ints = {
       {"limits.max_body_bytes", 1024, 1LL << 34,
        [&](long long v) { c.max_body_bytes = static_cast<size_t>(v); }},
+      {"limits.max_bundle_bytes", 1024, 1LL << 31,
+       [&](long long v) { c.max_bundle_bytes = static_cast<size_t>(v); }},
       {"limits.max_header_bytes", 1024, 1 << 20,
        [&](long long v) { c.max_header_bytes = static_cast<size_t>(v); }},
       {"limits.read_timeout_seconds", 1, 3600,

@@ -22,6 +22,8 @@ struct ServerConfig {
   std::string log_format = "json";
 
   size_t max_body_bytes = 8 * 1024 * 1024;
+  // Code bundles (PUT /api/v1/bundles/{digest}) have their own, larger body limit.
+  size_t max_bundle_bytes = 128 * 1024 * 1024;
   size_t max_header_bytes = 16 * 1024;
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds idle_timeout{60};

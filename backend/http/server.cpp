@@ -191,12 +191,41 @@ struct Session : SessionBase, std::enable_shared_from_this<Session<Stream>> {
   void read_request() {
     if (idle_timer) idle_timer->cancel();
     parser.emplace();
-    parser->body_limit(server.options.max_body_bytes);
+    // Beast checks Content-Length against the limit as the head completes, before on_header
+    // can tell which limit applies: start with the larger one and narrow it there.
+    parser->body_limit(
+        server.options.large_body_prefix.empty()
+            ? server.options.max_body_bytes
+            : std::max(server.options.max_body_bytes, server.options.max_large_body_bytes));
     parser->header_limit(static_cast<std::uint32_t>(server.options.max_header_bytes));
     tcp().expires_after(server.options.read_timeout);
+    bhttp::async_read_header(
+        stream, buffer, *parser,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+  }
+
+  // The head decides the body's limit: uploads under large_body_prefix (code bundles) may be
+  // larger and take longer; everything else keeps max_body_bytes and read_timeout.
+  bool large_body_route() const {
+    const auto& prefix = server.options.large_body_prefix;
+    return !prefix.empty() && parser->get().method() == bhttp::verb::put &&
+           parser->get().target().substr(0, prefix.size()) == prefix;
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec) return on_read(ec);
+    const bool large = large_body_route();
+    const std::uint64_t limit =
+        large ? server.options.max_large_body_bytes : server.options.max_body_bytes;
+    // A chunked body counts down from the limit set here; a Content-Length is checked now.
+    parser->body_limit(limit);
+    if (const auto length = parser->content_length(); length && *length > limit)
+      return on_read(bhttp::error::body_limit);
+    if (large) tcp().expires_after(server.options.large_body_timeout);
+    if (parser->is_done()) return on_read(ec);
     bhttp::async_read(
         stream, buffer, *parser,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+        [self = shared_from_this()](beast::error_code ec2, std::size_t) { self->on_read(ec2); });
   }
 
   void on_read(beast::error_code ec) {
@@ -209,9 +238,12 @@ struct Session : SessionBase, std::enable_shared_from_this<Session<Stream>> {
     }
     if (ec == bhttp::error::body_limit) {
       server.reject(413, "body over limit", remote);
+      const bool large = large_body_route();
       return write_and_linger(
           problem_response(413, "request body exceeds the limit of " +
-                                    std::to_string(server.options.max_body_bytes) + " bytes"));
+                                    std::to_string(large ? server.options.max_large_body_bytes
+                                                         : server.options.max_body_bytes) +
+                                    " bytes"));
     }
     if (ec == bhttp::error::header_limit) {
       server.reject(431, "header over limit", remote);

@@ -21,6 +21,11 @@ struct ServerOptions {
   int port = 8080;  // 0 picks a free port (see HttpServer::port())
   size_t max_body_bytes = 8 * 1024 * 1024;
   size_t max_header_bytes = 16 * 1024;
+  // PUT requests whose target starts with large_body_prefix (code bundle uploads) get their own
+  // body limit and a longer deadline for the whole request. "" disables the exception.
+  std::string large_body_prefix;
+  size_t max_large_body_bytes = 128 * 1024 * 1024;
+  std::chrono::seconds large_body_timeout{600};
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds idle_timeout{60};
   std::chrono::seconds write_timeout{30};

@@ -57,7 +57,8 @@ const std::set<std::string, std::less<>> kTopLevelFields = {"name",
                                                             "env",
                                                             "image",
                                                             "preflight",
-                                                            "compile_cluster"};
+                                                            "compile_cluster",
+                                                            "code_bundle"};
 
 constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTags = 32;
@@ -336,9 +337,38 @@ RunSpecParse parse_run_spec(const json& body) {
       spec.image = *i;
     }
   }
+  if (has("code_bundle")) {
+    if (auto b = p.string(body["code_bundle"], "code_bundle", true)) {
+      bool ok = b->size() == 71 && b->compare(0, 7, "sha256:") == 0;
+      for (size_t i = 7; ok && i < b->size(); ++i)
+        ok = ((*b)[i] >= '0' && (*b)[i] <= '9') || ((*b)[i] >= 'a' && (*b)[i] <= 'f');
+      if (!ok)
+        p.error("code_bundle",
+                "must be a bundle digest \"sha256:<64 lowercase hex>\" (podium runs submit "
+                "--code DIR uploads one)");
+      spec.code_bundle = *b;
+    }
+  }
   if (has("workdir")) {
     if (auto w = p.string(body["workdir"], "workdir", true)) {
-      if (w->front() != '/') p.error("workdir", "must be an absolute path on the hosts");
+      // With a code bundle a relative workdir names a directory inside the unpacked bundle.
+      bool inside = true;
+      if (spec.code_bundle && w->front() != '/') {
+        size_t start = 0;
+        while (start <= w->size()) {
+          auto slash = w->find('/', start);
+          auto seg =
+              w->substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+          if (seg == "..") inside = false;
+          if (slash == std::string::npos) break;
+          start = slash + 1;
+        }
+      }
+      if (!spec.code_bundle && w->front() != '/')
+        p.error("workdir",
+                "must be an absolute path on the hosts (a relative one needs a code_bundle)");
+      else if (!inside)
+        p.error("workdir", "must stay inside the code bundle (no '..')");
       spec.workdir = *w;
     }
   }
@@ -570,6 +600,7 @@ json to_json(const RunSpec& s) {
           {"image", s.image ? json(*s.image) : json(nullptr)},
           {"preflight", s.preflight_compile ? json("compile") : json(nullptr)},
           {"compile_cluster", s.compile_cluster ? json(*s.compile_cluster) : json(nullptr)},
+          {"code_bundle", s.code_bundle ? json(*s.code_bundle) : json(nullptr)},
           {"env", s.env}};
 }
 

@@ -68,6 +68,9 @@ struct RunSpec {
   bool preflight_compile = false;
   std::optional<std::string> compile_cluster;
   std::map<std::string, std::string> env;
+  // code_bundle: "sha256:<hex>" of a bundle uploaded with PUT /api/v1/bundles/{digest}; each
+  // rank runs in a fresh copy of it (and a relative workdir is a directory inside it).
+  std::optional<std::string> code_bundle;
 
   // ICI / DCN values keyed by mesh axis name ("fsdp", "tensor", "stage", ...).
   std::map<std::string, int> ici() const;

@@ -1,5 +1,8 @@
 #include "engine/worker/assignment.h"
 
+#include "engine/bundle/archive.h"
+#include "engine/bundle/bundle_files.h"
+
 #include <algorithm>
 
 namespace podium::worker {
@@ -86,8 +89,24 @@ AssignmentMessage parse_assignment(const nlohmann::json& j) {
       }
     }
   }
+  if (const auto b = j.find("code_bundle"); b != j.end() && !b->is_null()) {
+    const auto digest = b->is_object() ? b->find("digest") : b->end();
+    const auto size = b->is_object() ? b->find("size_bytes") : b->end();
+    if (digest == b->end() || !digest->is_string() ||
+        !bundle::valid_digest(digest->get<std::string>()) || size == b->end() ||
+        !size->is_number_integer() || size->get<std::int64_t>() <= 0) {
+      a.invalid = "the code bundle is not {digest: sha256:<hex>, size_bytes: N}";
+    } else {
+      a.code_bundle = digest->get<std::string>();
+      a.code_bundle_bytes = size->get<std::int64_t>();
+    }
+  }
   if (!a.workdir.empty() && a.workdir.front() != '/') {
-    a.invalid = "the workdir is not an absolute path: " + a.workdir;
+    if (a.code_bundle.empty()) {
+      a.invalid = "the workdir is not an absolute path: " + a.workdir;
+    } else if (!bundle::check_entry_path(a.workdir).empty()) {
+      a.invalid = "the workdir is not a directory inside the code bundle: " + a.workdir;
+    }
   }
   return a;
 }

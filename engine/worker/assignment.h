@@ -1,6 +1,7 @@
 #pragma once
 // What GET /agent/assignment answers, parsed (docs/agent-protocol.md).
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,6 +21,10 @@ struct Assignment {
   std::string workdir;                        // empty: the agent's --workdir
   std::optional<std::string> checkpoint_dir;  // rank 0 with a local checkpoint directory
   int grace_seconds = 10;
+  // The run's code bundle ("sha256:<hex>", empty: none) and its size: unpacked per rank, and a
+  // relative workdir is then a directory inside it.
+  std::string code_bundle;
+  std::int64_t code_bundle_bytes = 0;
   // Set when attempt_id and rank are usable but the rest is not: the rank is then reported as a
   // process that could not start (exit 127) with this as the reason.
   std::string invalid;

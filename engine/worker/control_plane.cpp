@@ -22,9 +22,20 @@ class HttpControlPlane final : public ControlPlane {
 
   ApiResult call(const std::string& method, const std::string& path, const std::string& body,
                  std::chrono::milliseconds timeout) override {
+    return request(method, path, body, timeout, kMaxResponseBytes);
+  }
+
+  ApiResult download(const std::string& path, size_t max_bytes,
+                     std::chrono::milliseconds timeout) override {
+    return request("GET", path, {}, timeout, max_bytes);
+  }
+
+ private:
+  ApiResult request(const std::string& method, const std::string& path, const std::string& body,
+                    std::chrono::milliseconds timeout, size_t max_bytes) {
     client::RequestOptions options;
     options.timeout = timeout;
-    options.max_response_bytes = kMaxResponseBytes;
+    options.max_response_bytes = max_bytes;
     std::string token;
     {
       std::lock_guard lock(mu_);
@@ -41,7 +52,6 @@ class HttpControlPlane final : public ControlPlane {
     return classify(result.response->status, result.response->body);
   }
 
- private:
   const std::string url_;
   const std::string token_;  // the cluster's worker token: registration only
   std::mutex mu_;

@@ -39,6 +39,12 @@ class ControlPlane {
   // The host's own credential from its registration: every call but "register" uses it instead
   // of the cluster's worker token. Thread-safe.
   virtual void set_credential(const std::string& credential) { (void)credential; }
+  // A GET whose answer may be large (a code bundle): up to `max_bytes`. The default is call().
+  virtual ApiResult download(const std::string& path, size_t max_bytes,
+                             std::chrono::milliseconds timeout) {
+    (void)max_bytes;
+    return call("GET", path, {}, timeout);
+  }
 };
 
 // The real one, over engine/client's HttpClient (Beast stays there).

@@ -1,5 +1,7 @@
 #include "engine/worker/rank_runner.h"
 
+#include "engine/worker/code_tree.h"
+
 #include <signal.h>
 
 #include <stdexcept>
@@ -165,10 +167,28 @@ void RankRunner::supervise() {
     return fail_to_start("invalid assignment: " + assignment_.invalid);
   if (!spool_) return fail_to_start("cannot keep the process's output");
 
+  auto env = assignment_.env;
+  fs::path code_dir;
+  if (!assignment_.code_bundle.empty()) {
+    CodeTreeOptions options;
+    options.agent_workdir = ctx_.agent_workdir;
+    const auto tree = prepare_code_tree(*ctx_.api, assignment_, options,
+                                        [this](milliseconds d) { return sleep_for(d); });
+    if (!tree.error.empty()) return fail_to_start(tree.error);
+    code_dir = tree.dir;
+    env["PODIUM_CODE_DIR"] = code_dir.string();
+    log().info("attempt {} rank {}: code bundle {} unpacked in {}", assignment_.attempt_id,
+               assignment_.rank, assignment_.code_bundle, code_dir.string());
+  }
   LaunchSpec spec;
   spec.argv = assignment_.command;
-  spec.env = merge_environment(ctx_.base_env, assignment_.env);
-  spec.cwd = assignment_.workdir.empty() ? ctx_.agent_workdir : fs::path(assignment_.workdir);
+  spec.env = merge_environment(ctx_.base_env, env);
+  if (assignment_.workdir.empty())
+    spec.cwd = code_dir.empty() ? ctx_.agent_workdir : code_dir;
+  else if (assignment_.workdir.front() != '/')
+    spec.cwd = code_dir / assignment_.workdir;  // a directory inside the bundle
+  else
+    spec.cwd = fs::path(assignment_.workdir);
   std::error_code ec;
   fs::create_directories(spec.cwd, ec);
   if (ec && !fs::is_directory(spec.cwd)) {

@@ -269,3 +269,45 @@ TEST(RunSpec, CompilePreflight) {
 
 }  // namespace
 }  // namespace podium::core
+
+namespace podium::core {
+namespace {
+
+TEST(RunSpecLaunch, CodeBundleIsADigestAndMakesARelativeWorkdirInsideIt) {
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  nlohmann::json body = {{"name", "r"},           {"cluster", "c"},
+                         {"workload", "command"}, {"command", "python3 train.py"},
+                         {"code_bundle", digest}, {"workdir", "src/app"}};
+  auto ok = parse_run_spec(body);
+  ASSERT_TRUE(ok.errors.empty()) << ok.errors.front().field << ": " << ok.errors.front().message;
+  EXPECT_EQ(*ok.spec->code_bundle, digest);
+  EXPECT_EQ(to_json(*ok.spec)["code_bundle"], digest);
+  EXPECT_EQ(*ok.spec->workdir, "src/app");
+
+  auto fields_of = [](const nlohmann::json& b) {
+    std::set<std::string> fields;
+    for (const auto& e : parse_run_spec(b).errors) fields.insert(e.field);
+    return fields;
+  };
+  auto escaping = body;
+  escaping["workdir"] = "src/../../etc";
+  EXPECT_TRUE(fields_of(escaping).contains("workdir"));
+  for (const auto& bad : {std::string("sha256:") + std::string(64, 'A'), std::string("sha256:abc"),
+                          std::string(64, 'a'), std::string("md5:") + std::string(64, 'a')}) {
+    auto b = body;
+    b["code_bundle"] = bad;
+    EXPECT_TRUE(fields_of(b).contains("code_bundle")) << bad;
+  }
+  auto no_bundle = body;
+  no_bundle.erase("code_bundle");
+  EXPECT_TRUE(fields_of(no_bundle).contains("workdir"));
+  EXPECT_TRUE(to_json(*parse_run_spec(nlohmann::json{{"name", "r"},
+                                                     {"cluster", "c"},
+                                                     {"workload", "command"},
+                                                     {"command", "true"}})
+                           .spec)["code_bundle"]
+                  .is_null());
+}
+
+}  // namespace
+}  // namespace podium::core

@@ -9,11 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
 
+#include "engine/bundle/archive.h"
+#include "engine/bundle/bundle_files.h"
 #include "tests/integration/support/podium.h"
 
 namespace podium::it {
@@ -32,7 +35,18 @@ struct Call {
   // The "worker" caller uses the host's own credential (issued at registration) rather than
   // the cluster's worker token, as a real agent does after registering.
   bool host_credential = false;
+  // Sent byte for byte instead of `body` when set (a code bundle).
+  std::optional<std::string> raw = std::nullopt;
 };
+
+// A small code bundle; each call makes a new one so that every caller's upload is a first one.
+std::pair<std::string, std::string> fresh_bundle() {
+  bundle::BundleWriter w;
+  w.add_file("train.py", false, "print('" + unique_name("b") + "')\n");
+  auto bytes = w.finish();
+  auto digest = bundle::bundle_digest(bytes);
+  return {digest, bytes};
+}
 
 // Resources the rows act on. "member" owns the shared run and dataset; "other member" does not.
 struct World {
@@ -40,7 +54,7 @@ struct World {
   std::array<std::string, kWhoCount> tokens;
   User member, other, viewer;
   std::string cluster = "shared";
-  std::string run_id, dataset_id, target_user_id;
+  std::string run_id, dataset_id, target_user_id, bundle;
   std::string login_user = "login-user", login_password = "login-password-1";
 
   explicit World(Podium& podium) : p(podium) {
@@ -57,6 +71,9 @@ struct World {
               other.token,
               p.server().admin_token(),
               p.worker_token(cluster)};
+    auto [digest, bytes] = fresh_bundle();
+    require_status(member.api.raw("PUT", "/api/v1/bundles/" + digest, bytes), 201);
+    bundle = digest;
     run_id = p.submit_run(member.api, cluster, "shared-run")["id"].get<std::string>();
     dataset_id = p.create_dataset(member.api, "shared-ds")["id"].get<std::string>();
   }
@@ -272,6 +289,19 @@ std::vector<Row> routes() {
       {"GET", "/api/v1/runs/{id}/logs/stream", "reader",
        [](World& w) { return Call{"/api/v1/runs/" + w.fresh_member_run(true) + "/logs/stream"}; },
        readers(200)},
+      // bundle_routes.cpp
+      {"PUT", "/api/v1/bundles/{digest}", "writer",
+       [](World&) {
+         auto [digest, bytes] = fresh_bundle();
+         Call c{"/api/v1/bundles/" + digest};
+         c.raw = bytes;
+         return c;
+       },
+       writers(201)},
+      {"GET", "/api/v1/bundles/{digest}", "reader",
+       [](World& w) { return Call{"/api/v1/bundles/" + w.bundle}; }, readers(200)},
+      {"GET", "/api/v1/bundles/{digest}/archive", "reader",
+       [](World& w) { return Call{"/api/v1/bundles/" + w.bundle + "/archive"}; }, readers(200)},
       // agent_routes.cpp
       {"POST", "/api/v1/agent/register", "agent",
        [](World& w) {
@@ -319,6 +349,15 @@ std::vector<Row> routes() {
          return Call{"/api/v1/agent/attach", {{"rank", 0}, {"slice", 0}, {"host", 0}}};
        },
        agents(403)},
+      // After the agent rows (registering the slot again would replace the host credential).
+      // The shared run has no bundle: the worker holds no rank that uses it (the allowed case
+      // is in bundle_test.cpp).
+      {"GET", "/api/v1/agent/bundles/{digest}", "agent",
+       [](World& w) {
+         w.agent_attempt();
+         return Call{"/api/v1/agent/bundles/" + w.bundle, nullptr, true};
+       },
+       agents(403)},
   };
 }
 
@@ -352,7 +391,9 @@ TEST(Authorization, EveryRouteForEveryKindOfCaller) {
       Api api(podium.url(), call.host_credential && who == kWorker
                                 ? world.host_credential
                                 : world.tokens[static_cast<size_t>(who)]);
-      auto r = api.call(row.method, call.path, call.body);
+      auto r = call.raw ? api.raw(row.method, call.path, *call.raw,
+                                  {{"Content-Type", "application/gzip"}})
+                        : api.call(row.method, call.path, call.body);
       const int want = row.expect[static_cast<size_t>(who)];
       std::string cell = status_text(r.status);
       bool bad = r.status != want;

@@ -59,7 +59,7 @@ function CompareBody({ result, runs, onBaseline }: { result: CompareResult; runs
   const diff = useMemo(() => configDiff(result.rows.map((r) => {
     const run = runs.find((x) => x.id === rowId(r));
     const spec = run?.spec ?? {};
-    return { accelerator: r.accelerator, num_slices: (r as any).num_slices, per_device_batch_size: r.per_device_batch_size, max_target_length: r.max_target_length, parallelism: spec.parallelism ?? {}, config: spec.config ?? {} };
+    return { accelerator: r.accelerator, num_slices: (r as any).num_slices, per_device_batch_size: r.per_device_batch_size, max_target_length: r.max_target_length, code_bundle: spec.code_bundle ?? null, parallelism: spec.parallelism ?? {}, config: spec.config ?? {} };
   })), [result, runs]);
   return (
     <>
