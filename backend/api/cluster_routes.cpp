@@ -326,27 +326,29 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
                return http::Response::empty(204);
              });
 
-  router.add("GET", "/api/v1/clusters/{id}/provisioning", http::Access::reader,
-             [&ctx](http::RequestContext& rc) {
-               auto cluster = ctx.db.transact(
-                   [&](db::Transaction& tx) { return load_cluster(ctx, tx, rc.param("id")); },
-                   db::TxMode::read_only);
-               auto parsed =
-                   core::parse_accelerator(cluster["accelerator"]["type"].get<std::string>());
-               if (!parsed.type)
-                 throw http::unprocessable("the cluster's accelerator is no longer in the catalog");
-               core::ProvisioningRequest req;
-               req.cluster = cluster["name"].get<std::string>();
-               req.accelerator = *parsed.type;
-               req.num_slices = cluster["num_slices"].get<int>();
-               req.capacity = cluster["capacity"].get<std::string>();
-               req.zone = cluster["zone"].get<std::string>();
-               req.project = cluster["project"].get<std::string>();
-               req.reservation = cluster["reservation"].get<std::string>();
-               req.network = cluster["network"].get<std::string>();
-               req.server_url = ctx.config.public_url;
-               return json_response(200, core::to_json(core::provisioning_commands(req)));
-             });
+  router.add(
+      "GET", "/api/v1/clusters/{id}/provisioning", http::Access::reader,
+      [&ctx](http::RequestContext& rc) {
+        auto cluster = ctx.db.transact(
+            [&](db::Transaction& tx) { return load_cluster(ctx, tx, rc.param("id")); },
+            db::TxMode::read_only);
+        auto parsed = core::parse_accelerator(cluster["accelerator"]["type"].get<std::string>());
+        if (!parsed.type)
+          throw http::unprocessable("the cluster's accelerator is no longer in the catalog");
+        core::ProvisioningRequest req;
+        req.cluster = cluster["name"].get<std::string>();
+        req.accelerator = *parsed.type;
+        req.num_slices = cluster["num_slices"].get<int>();
+        req.capacity = cluster["capacity"].get<std::string>();
+        req.zone = cluster["zone"].get<std::string>();
+        req.project = cluster["project"].get<std::string>();
+        req.reservation = cluster["reservation"].get<std::string>();
+        req.network = cluster["network"].get<std::string>();
+        req.server_url = ctx.config.public_url;
+        if (cluster["executor"].is_object() && cluster["executor"].value("kind", "") == "agent")
+          req.image = cluster["executor"].value("image", "");
+        return json_response(200, core::to_json(core::provisioning_commands(req)));
+      });
 }
 
 }  // namespace podium::api

@@ -35,6 +35,23 @@ int clusters_get(Context& ctx) {
   return print_object(ctx, c);
 }
 
+// --executor JSON, or a bare kind (--executor slurm is {"kind":"slurm"}), into body["executor"].
+// False (exit set) when it is neither.
+bool read_executor_option(Context& ctx, Json& body, int& exit) {
+  const auto v = ctx.args.value("executor");
+  if (!v) return true;
+  Json e = Json::parse(*v, nullptr, false);
+  if (e.is_discarded()) e = Json{{"kind", *v}};
+  if (!e.is_object()) {
+    exit = usage_error(ctx,
+                       "--executor must be a JSON object such as "
+                       "'{\"kind\":\"slurm\",\"partition\":\"a3mega\"}' or a kind");
+    return false;
+  }
+  body["executor"] = std::move(e);
+  return true;
+}
+
 int clusters_create(Context& ctx) {
   int exit = kExitOk;
   const auto name = required(ctx, "name", exit);
@@ -58,16 +75,7 @@ int clusters_create(Context& ctx) {
       return usage_error(ctx, "--price-per-chip-hour must be a number >= 0, not '" + *v + "'");
     body["price_per_chip_hour"] = *price;
   }
-  if (auto v = ctx.args.value("executor")) {
-    // JSON, or a bare kind: --executor slurm is {"kind":"slurm"}.
-    Json e = Json::parse(*v, nullptr, false);
-    if (e.is_discarded()) e = Json{{"kind", *v}};
-    if (!e.is_object())
-      return usage_error(ctx,
-                         "--executor must be a JSON object such as "
-                         "'{\"kind\":\"slurm\",\"partition\":\"a3mega\"}' or a kind");
-    body["executor"] = std::move(e);
-  }
+  if (!read_executor_option(ctx, body, exit)) return exit;
   const auto labels = ctx.args.values("label");
   if (!labels.empty()) {
     Json l = Json::object();
@@ -133,10 +141,11 @@ int clusters_update(Context& ctx) {
   if (slices) body["num_slices"] = *slices;
   for (const char* field : {"capacity", "zone", "project", "reservation", "network"})
     if (auto v = ctx.args.value(field)) body[field] = *v;
+  if (!read_executor_option(ctx, body, exit)) return exit;
   if (body.empty())
     return usage_error(ctx,
                        "nothing to change: give --project, --reservation, --network, --zone, "
-                       "--capacity or --num-slices");
+                       "--capacity, --num-slices or --executor");
   const Call c =
       call(ctx, "PATCH", "/api/v1/clusters/" + segment(ctx.args.positionals[0]), body.dump());
   if (!c.ok()) return c.exit;
@@ -349,7 +358,10 @@ void add_resource_commands(std::vector<Command>& out) {
        {"zone", 0, true, false, "ZONE", "cloud zone"},
        {"project", 0, true, false, "ID", "GCP project (\"\" clears it)"},
        {"reservation", 0, true, false, "NAME", "reservation (\"\" clears it)"},
-       {"network", 0, true, false, "NAME", "VPC network (\"\" clears it)"}},
+       {"network", 0, true, false, "NAME", "VPC network (\"\" clears it)"},
+       {"executor", 0, true, false, "JSON",
+        "agent, slurm or kubernetes with settings; agent clusters may name the image of "
+        "their containers: '{\"kind\":\"agent\",\"image\":\"IMAGE\"}'"}},
       1, 1, clusters_update));
   out.push_back(
       make_command("clusters", "delete", "NAME", "delete a cluster", {}, 1, 1, clusters_delete));

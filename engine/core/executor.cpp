@@ -239,6 +239,8 @@ ExecutorParse parse_executor(const json& j) {
   const std::string k = kind->get<std::string>();
   if (k == "agent") {
     e.kind = ExecutorKind::agent;
+    e.agent_image =
+        r.text("image", is_image_reference, "a container image reference without spaces");
   } else if (k == "slurm") {
     e.kind = ExecutorKind::slurm;
     e.slurm = read_slurm(r);
@@ -258,6 +260,7 @@ ExecutorParse parse_executor(const json& j) {
 json to_json(const Executor& e) {
   switch (e.kind) {
     case ExecutorKind::agent:
+      if (!e.agent_image.empty()) return {{"kind", "agent"}, {"image", e.agent_image}};
       return {{"kind", "agent"}};
     case ExecutorKind::slurm:
       return {{"kind", "slurm"},

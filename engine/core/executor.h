@@ -36,6 +36,9 @@ struct KubernetesExecutor {
 
 struct Executor {
   ExecutorKind kind = ExecutorKind::agent;
+  // kind == agent: the container image that carries podium-worker and the team's code, for the
+  // provisioning paths that start the agents in containers (xpk workload, Vertex AI). Optional.
+  std::string agent_image;
   SlurmExecutor slurm;            // kind == slurm
   KubernetesExecutor kubernetes;  // kind == kubernetes
   bool external() const { return kind != ExecutorKind::agent; }

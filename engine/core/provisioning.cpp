@@ -1,5 +1,6 @@
 #include "engine/core/provisioning.h"
 
+#include <algorithm>
 #include <regex>
 
 namespace podium::core {
@@ -83,6 +84,37 @@ const char* kZoneWhy = "zone: where the slices are (podium clusters update NAME 
 const char* kReservationWhy =
     "reservation: capacity is 'reservation' (podium clusters update NAME --reservation R)";
 const char* kServerWhy = "public_url: the URL hosts reach podium-server at (server configuration)";
+const char* kImageWhy =
+    "image: a container image with podium-worker and the team's code (podium clusters update "
+    "NAME --executor '{\"kind\":\"agent\",\"image\":\"IMAGE\"}')";
+
+// xpk workload names: at most 40 characters, lower-case letters, digits and '-'.
+std::string xpk_workload_name(const std::string& cluster) {
+  std::string out = "podium-agents-";
+  for (char c : cluster) {
+    const char l = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    out.push_back((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9') ? l : '-');
+  }
+  out.resize(std::min<size_t>(out.size(), 40));
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+// The agent of one container: its slice and host from the index the platform gives the
+// container. Arithmetic expansion, so that an unset MEGASCALE_SLICE_ID (one slice) counts as 0.
+std::string agent_in_container(const ProvisioningRequest& req, OptionBuilder& b,
+                               const std::string& slice_expr, const std::string& host_expr) {
+  return "exec podium-worker --server " + b.field(req.server_url, "PODIUM_SERVER", kServerWhy) +
+         " --cluster " + shell_quote(req.cluster) + " --slice $((" + slice_expr + ")) --host $((" +
+         host_expr + "))";
+}
+
+// Vertex AI's machine for a GPU family: machine type and accelerator enum.
+std::pair<std::string, std::string> vertex_machine(const std::string& family) {
+  if (family == "h200") return {"a3-ultragpu-8g", "NVIDIA_H200_141GB"};
+  if (family == "b200") return {"a4-highgpu-8g", "NVIDIA_B200"};
+  return {"a3-megagpu-8g", "NVIDIA_H100_MEGA_80GB"};
+}
 
 // Region of a zone: "us-central1-c" -> "us-central1".
 std::string region_of(const std::string& zone) {
@@ -131,8 +163,38 @@ ProvisioningOption xpk_option(const ProvisioningRequest& req) {
   create += " " + xpk_capacity(req, b);
   if (tpu) create += " --cluster-cpu-machine-type e2-standard-8";
   o.commands.push_back(create);
+
+  // The agents as an xpk workload: one container per host, each registering its slot. On TPU
+  // the Job's completion index is the host and GKE's MEGASCALE_SLICE_ID the slice; on GPU xpk
+  // numbers the nodes in NODE_RANK.
+  const std::string workload = xpk_workload_name(req.cluster);
+  const int hosts = a.hosts_per_slice;
+  const std::string agent =
+      tpu ? agent_in_container(req, b, "MEGASCALE_SLICE_ID", "JOB_COMPLETION_INDEX")
+          : agent_in_container(req, b, "NODE_RANK / " + std::to_string(hosts),
+                               "NODE_RANK % " + std::to_string(hosts));
+  std::string run = "xpk workload create --cluster " + cluster + " --project " + project +
+                    " --zone " + zone + " --workload " + workload;
+  if (tpu) {
+    run += " --tpu-type " + a.type + " --num-slices " + std::to_string(req.num_slices);
+  } else {
+    const std::string device = a.family == "h100"   ? "h100-mega-80gb-8"
+                               : a.family == "h200" ? "h200-141gb-8"
+                                                    : "b200-8";
+    run += " --device-type " + device + " --num-nodes " +
+           std::to_string(a.hosts_per_slice * req.num_slices);
+  }
+  run += " --docker-image " + b.field(req.image, "IMAGE", kImageWhy) + " --command " +
+         shell_quote(agent);
+  o.commands.push_back(run);
+  o.teardown.push_back("xpk workload delete --cluster " + cluster + " --project " + project +
+                       " --zone " + zone + " --workload " + workload);
   o.teardown.push_back("xpk cluster delete --cluster " + cluster + " --project " + project +
                        " --zone " + zone);
+  o.notes.push_back(
+      "the agents' containers need the cluster's worker token in PODIUM_TOKEN (podium clusters "
+      "worker-token " +
+      req.cluster + "), from the image's environment or xpk's environment options");
   if (tpu) {
     o.notes.push_back("a CPU node pool hosts system pods because TPU nodes are tainted");
     o.notes.push_back("xpk workload names are at most 40 characters");
@@ -224,6 +286,90 @@ ProvisioningOption tpu_vm_option(const ProvisioningRequest& req) {
   return o;
 }
 
+// GPU nodes as one Vertex AI custom job (CustomJobSpec, ../shared/notes/executors-research.md
+// §4): worker pool 0 holds exactly one replica, pool 1 the other nodes; each container runs the
+// agent of its node, numbered from CLUSTER_SPEC as Vertex documents it.
+ProvisioningOption vertex_option(const ProvisioningRequest& req) {
+  const auto& a = req.accelerator;
+  ProvisioningOption o{
+      "vertex", "GPU nodes as a Vertex AI custom job; podium-worker on every node", {}, {}, {}, {}};
+  OptionBuilder b(o);
+  const std::string project = b.field(req.project, "PROJECT", kProjectWhy);
+  const std::string region =
+      req.zone.empty() ? b.field("", "REGION", kZoneWhy) : shell_quote(region_of(req.zone));
+  // Inside the JSON the values are literal: a missing one is listed, and named in capitals.
+  if (req.image.empty()) b.field("", "IMAGE", kImageWhy);
+  if (req.server_url.empty()) b.field("", "PODIUM_SERVER", kServerWhy);
+  const std::string& image = req.image;
+  const std::string& server = req.server_url;
+  const int nodes = a.hosts_per_slice * req.num_slices;
+  const auto [machine, accelerator] = vertex_machine(a.family);
+
+  nlohmann::json machine_spec = {
+      {"machineType", machine}, {"acceleratorType", accelerator}, {"acceleratorCount", 8}};
+  if (req.capacity == "reservation" && !req.reservation.empty() && !req.zone.empty()) {
+    const std::string reservation =
+        req.reservation.find('/') == std::string::npos
+            ? "projects/" + req.project + "/zones/" + req.zone + "/reservations/" + req.reservation
+            : req.reservation;
+    machine_spec["reservationAffinity"] = {{"reservationAffinityType", "SPECIFIC_RESERVATION"},
+                                           {"key", "compute.googleapis.com/reservation-name"},
+                                           {"values", {reservation}}};
+  } else if (req.capacity == "reservation") {
+    b.field(req.reservation, "RESERVATION", kReservationWhy);
+  }
+  const std::string hosts = std::to_string(a.hosts_per_slice);
+  const std::string script =
+      "R=$(python3 -c 'import json,os; t=json.loads(os.environ[\"CLUSTER_SPEC\"])[\"task\"]; "
+      "print(0 if t[\"type\"]==\"workerpool0\" else 1+t[\"index\"])') && exec podium-worker "
+      "--server " +
+      shell_quote(server.empty() ? "PODIUM_SERVER" : server) + " --cluster " +
+      shell_quote(req.cluster) + " --slice $((R / " + hosts + ")) --host $((R % " + hosts + "))";
+  const nlohmann::json container = {
+      {"imageUri", image.empty() ? "IMAGE" : image},
+      {"command", {"sh", "-c", script}},
+      {"env", nlohmann::json::array({{{"name", "PODIUM_SERVER"},
+                                      {"value", server.empty() ? "PODIUM_SERVER" : server}}})}};
+  nlohmann::json pools = nlohmann::json::array();
+  pools.push_back({{"machineSpec", machine_spec},
+                   {"replicaCount", 1},
+                   {"diskSpec", {{"bootDiskType", "pd-ssd"}, {"bootDiskSizeGb", 200}}},
+                   {"containerSpec", container}});
+  if (nodes > 1)
+    pools.push_back({{"machineSpec", machine_spec},
+                     {"replicaCount", nodes - 1},
+                     {"diskSpec", {{"bootDiskType", "pd-ssd"}, {"bootDiskSizeGb", 200}}},
+                     {"containerSpec", container}});
+  const std::string strategy = req.capacity == "spot"   ? "SPOT"
+                               : req.capacity == "flex" ? "FLEX_START"
+                                                        : "STANDARD";
+  const nlohmann::json spec = {
+      {"workerPoolSpecs", pools},
+      // The agents are long-lived; Podium restarts runs, not Vertex.
+      {"scheduling",
+       {{"strategy", strategy}, {"restartJobOnWorkerRestart", false}, {"timeout", "604800s"}}}};
+  const std::string file = "podium-" + req.cluster + "-vertex.json";
+  const std::string display = shell_quote("podium-agents-" + req.cluster);
+  o.commands.push_back("cat > " + shell_quote(file) + " <<'JSON'\n" + spec.dump(2) + "\nJSON");
+  o.commands.push_back("gcloud ai custom-jobs create --project " + project + " --region " + region +
+                       " --display-name " + display + " --config " + shell_quote(file));
+  o.teardown.push_back(
+      "gcloud ai custom-jobs list --project " + project + " --region " + region + " --filter=" +
+      shell_quote("displayName=podium-agents-" + req.cluster + " AND state=JOB_STATE_RUNNING") +
+      " --format='value(name)' | xargs -r -n1 gcloud ai custom-jobs cancel --project " + project +
+      " --region " + region);
+  o.notes.push_back("one replica in worker pool 0 and " + std::to_string(nodes - 1) +
+                    " in pool 1: " + std::to_string(nodes) + " nodes of 8 GPUs (" + machine + ")");
+  o.notes.push_back(
+      "the containers need PODIUM_TOKEN (podium clusters worker-token " + req.cluster +
+      ") and reach the server at public_url; dcn_data_parallelism equals the node count");
+  if (!req.network.empty())
+    o.notes.push_back("to run on network " + req.network +
+                      ", add \"network\": \"projects/<project number>/global/networks/" +
+                      req.network + "\" to the job spec");
+  return o;
+}
+
 }  // namespace
 
 std::vector<ProvisioningOption> provisioning_commands(const ProvisioningRequest& req) {
@@ -246,7 +392,10 @@ std::vector<ProvisioningOption> provisioning_commands(const ProvisioningRequest&
   }
 
   out.push_back(xpk_option(req));
-  if (a.kind != AcceleratorKind::tpu) return out;
+  if (a.kind != AcceleratorKind::tpu) {
+    out.push_back(vertex_option(req));
+    return out;
+  }
   if (a.family == "tpu7x" && a.hosts_per_slice > 1) out.push_back(tpu7x_node_pool_option(req));
   if (!tpu_runtime_version(a.family).empty()) {
     out.push_back(tpu_vm_option(req));

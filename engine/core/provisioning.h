@@ -1,6 +1,7 @@
 #pragma once
 // Shell commands that create a cluster for real, and tear it down (domain brief §5): GKE through
-// xpk, the tpu7x workload policy and node pool, bare TPU VMs through queued resources. Generated,
+// xpk (the cluster, and the agents as an xpk workload), the tpu7x workload policy and node pool,
+// bare TPU VMs through queued resources, GPU nodes as a Vertex AI custom job. Generated,
 // never run. A field a command needs and the cluster lacks (project, zone, reservation, the
 // server's public URL) is named in the option's `missing` list and stands in the command as a
 // shell variable ($PROJECT); with every field set, no placeholder is left.
@@ -25,10 +26,13 @@ struct ProvisioningRequest {
   std::string reservation;
   std::string network;     // VPC network for bare TPU VMs (default network when empty)
   std::string server_url;  // what podium-worker's --server should be (the server's public_url)
+  // A container image with podium-worker and the team's code (the agent executor's `image`):
+  // the paths that start the agents in containers (xpk workload, Vertex AI) need it.
+  std::string image;
 };
 
 struct ProvisioningOption {
-  std::string method;  // "xpk", "gke-node-pool", "tpu-vm", "none"
+  std::string method;  // "xpk", "gke-node-pool", "tpu-vm", "vertex", "none"
   std::string description;
   std::vector<std::string> commands;  // create
   std::vector<std::string> teardown;  // delete what the commands created

@@ -21,6 +21,18 @@ TEST(Executor, AgentIsTheDefaultShape) {
   EXPECT_EQ(to_json(*p.executor), json({{"kind", "agent"}}));
 }
 
+TEST(Executor, AgentsMayNameTheImageTheirContainersRun) {
+  const json with_image = {{"kind", "agent"}, {"image", "us-docker.pkg.dev/p/r/maxtext:1"}};
+  auto p = parse_executor(with_image);
+  ASSERT_TRUE(p.executor) << p.errors.size();
+  EXPECT_EQ(p.executor->agent_image, "us-docker.pkg.dev/p/r/maxtext:1");
+  EXPECT_EQ(to_json(*p.executor), with_image);
+  auto bad = parse_executor(json{{"kind", "agent"}, {"image", "has space"}});
+  EXPECT_FALSE(bad.executor);
+  EXPECT_TRUE(has_error(bad, "executor.image")) << bad.errors.front().field;
+  EXPECT_FALSE(parse_executor(json{{"kind", "agent"}, {"queue", "q"}}).executor);
+}
+
 TEST(Executor, SlurmRoundTrips) {
   json in = {{"kind", "slurm"},
              {"partition", "a3mega"},

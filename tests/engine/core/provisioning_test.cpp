@@ -31,6 +31,7 @@ ProvisioningRequest complete(const std::string& accelerator, const std::string& 
   r.reservation = "res-1";
   r.network = "tpu-net";
   r.server_url = "https://podium.example.com";
+  r.image = "us-docker.pkg.dev/my-project-1/train/maxtext:2026-11";
   return r;
 }
 
@@ -81,7 +82,8 @@ TEST(ProvisioningTest, MissingFieldsStandAsVariablesAndAreListed) {
   const auto* xpk = option(options, "xpk");
   ASSERT_NE(xpk, nullptr);
   EXPECT_THAT(xpk->commands[0], HasSubstr("--reservation $RESERVATION"));
-  EXPECT_THAT(xpk->teardown[0],
+  // The workload goes first, then the cluster.
+  EXPECT_THAT(xpk->teardown.back(),
               HasSubstr("xpk cluster delete --cluster train-a --project $PROJECT"));
 }
 
@@ -129,9 +131,96 @@ TEST(ProvisioningTest, Tpu7xHasNodePoolsAndNoCloudTpuApiPath) {
 
 TEST(ProvisioningTest, GpuNodesThroughXpkCountNodes) {
   const auto options = provisioning_commands(complete("h100-16", "on-demand"));
-  ASSERT_EQ(options.size(), 1u);
+  ASSERT_EQ(options.size(), 2u);
   EXPECT_THAT(options[0].commands[0],
               HasSubstr("--device-type h100-mega-80gb-8 --num-nodes 4 --on-demand"));
+  // The agents as an xpk workload: node n of the 4 is slice n / 2, host n % 2.
+  ASSERT_EQ(options[0].commands.size(), 2u);
+  EXPECT_THAT(options[0].commands[1],
+              HasSubstr("xpk workload create --cluster train-a --project my-project-1 --zone "
+                        "us-central1-c --workload podium-agents-train-a --device-type "
+                        "h100-mega-80gb-8 --num-nodes 4 --docker-image "
+                        "us-docker.pkg.dev/my-project-1/train/maxtext:2026-11 --command "));
+  EXPECT_THAT(options[0].commands[1],
+              HasSubstr("--slice $((NODE_RANK / 2)) --host $((NODE_RANK % 2))"));
+  ASSERT_EQ(options[0].teardown.size(), 2u);
+  EXPECT_EQ(options[0].teardown[0],
+            "xpk workload delete --cluster train-a --project my-project-1 --zone us-central1-c "
+            "--workload podium-agents-train-a");
+}
+
+TEST(ProvisioningTest, XpkRunsTheTpuAgentsAsAWorkloadWithShortNames) {
+  auto r = complete("v6e-16", "spot");
+  r.cluster = "a-very-long-cluster-name-for-the-pretraining-team";
+  const auto options = provisioning_commands(r);
+  const auto* xpk = option(options, "xpk");
+  ASSERT_NE(xpk, nullptr);
+  ASSERT_EQ(xpk->commands.size(), 2u);
+  EXPECT_THAT(xpk->commands[1], HasSubstr("--tpu-type v6e-16 --num-slices 2 --docker-image "));
+  EXPECT_THAT(xpk->commands[1],
+              HasSubstr("--slice $((MEGASCALE_SLICE_ID)) --host $((JOB_COMPLETION_INDEX))"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(xpk->commands[1], m, std::regex("--workload ([^ ]+)")));
+  EXPECT_LE(m[1].str().size(), 40u);
+  EXPECT_TRUE(std::regex_match(m[1].str(), std::regex("[a-z0-9]([-a-z0-9]*[a-z0-9])?")));
+  r.image.clear();
+  const auto without_image = provisioning_commands(r);
+  const auto* missing = option(without_image, "xpk");
+  ASSERT_NE(missing, nullptr);
+  EXPECT_THAT(missing->missing, Contains(HasSubstr("image:")));
+  EXPECT_THAT(missing->commands[1], HasSubstr("--docker-image $IMAGE"));
+}
+
+TEST(ProvisioningTest, GpuNodesAsAVertexCustomJobWithOnePrimaryReplica) {
+  for (const char* capacity : {"spot", "flex", "on-demand", "reservation"}) {
+    SCOPED_TRACE(capacity);
+    const auto options = provisioning_commands(complete("h100-16", capacity));
+    const auto* vertex = option(options, "vertex");
+    ASSERT_NE(vertex, nullptr);
+    ASSERT_EQ(vertex->commands.size(), 2u);
+    // The job spec is written by a quoted heredoc and read by gcloud.
+    const std::string& cat = vertex->commands[0];
+    ASSERT_THAT(cat, HasSubstr("<<'JSON'\n"));
+    const auto begin = cat.find('\n') + 1;
+    const auto end = cat.rfind("\nJSON");
+    const auto spec = nlohmann::json::parse(cat.substr(begin, end - begin));
+    const auto& pools = spec["workerPoolSpecs"];
+    ASSERT_EQ(pools.size(), 2u);
+    EXPECT_EQ(pools[0]["replicaCount"], 1);
+    EXPECT_EQ(pools[1]["replicaCount"], 3);  // 4 nodes
+    EXPECT_EQ(pools[0]["machineSpec"]["machineType"], "a3-megagpu-8g");
+    EXPECT_EQ(pools[0]["machineSpec"]["acceleratorType"], "NVIDIA_H100_MEGA_80GB");
+    EXPECT_EQ(pools[0]["machineSpec"]["acceleratorCount"], 8);
+    EXPECT_EQ(pools[0]["containerSpec"]["imageUri"],
+              "us-docker.pkg.dev/my-project-1/train/maxtext:2026-11");
+    const std::string script = pools[1]["containerSpec"]["command"][2];
+    EXPECT_THAT(script, HasSubstr("CLUSTER_SPEC"));
+    EXPECT_THAT(script, HasSubstr("--slice $((R / 2)) --host $((R % 2))"));
+    const std::string strategy = spec["scheduling"]["strategy"];
+    EXPECT_EQ(strategy, std::string(capacity) == "spot"   ? "SPOT"
+                        : std::string(capacity) == "flex" ? "FLEX_START"
+                                                          : "STANDARD");
+    if (std::string(capacity) == "reservation") {
+      EXPECT_EQ(pools[0]["machineSpec"]["reservationAffinity"]["values"][0],
+                "projects/my-project-1/zones/us-central1-c/reservations/res-1");
+    }
+    EXPECT_THAT(vertex->commands[1],
+                HasSubstr("gcloud ai custom-jobs create --project my-project-1 --region "
+                          "us-central1 --display-name podium-agents-train-a --config "
+                          "podium-train-a-vertex.json"));
+    ASSERT_EQ(vertex->teardown.size(), 1u);
+    EXPECT_THAT(vertex->teardown[0], HasSubstr("gcloud ai custom-jobs cancel"));
+  }
+  // One node: pool 0 only.
+  auto one = complete("h100-8", "on-demand");
+  one.num_slices = 1;
+  const auto single_node = provisioning_commands(one);
+  const auto* single = option(single_node, "vertex");
+  ASSERT_NE(single, nullptr);
+  const auto& cat = single->commands[0];
+  const auto spec = nlohmann::json::parse(
+      cat.substr(cat.find('\n') + 1, cat.rfind("\nJSON") - cat.find('\n') - 1));
+  EXPECT_EQ(spec["workerPoolSpecs"].size(), 1u);
 }
 
 TEST(ProvisioningTest, ValuesAreQuotedForTheShell) {

@@ -269,6 +269,27 @@ TEST_F(Crud, ClusterWorkersAndProvisioning) {
   EXPECT_EQ(patched.json["network"], "tpu-net");
   prov = admin.get("/api/v1/clusters/prov/provisioning");
   ASSERT_EQ(prov.status, 200) << prov;
+  // The agents' container image and the server's public URL are still missing for the xpk
+  // workload that starts the agents.
+  EXPECT_NE(prov.body.find("--docker-image $IMAGE"), std::string::npos) << prov;
+  patched =
+      admin.patch("/api/v1/clusters/prov",
+                  {{"executor", {{"kind", "agent"}, {"image", "us-docker.pkg.dev/t/r/mt:1"}}}});
+  ASSERT_EQ(patched.status, 200) << patched;
+  EXPECT_EQ(patched.json["executor"]["image"], "us-docker.pkg.dev/t/r/mt:1");
+  Podium with_url({.settings = {"public_url=https://podium.example.com"}, .name = "public"});
+  auto other = with_url.admin();
+  with_url.create_cluster(
+      "prov", "tpu7x-64",
+      {{"zone", "us-central1-c"},
+       {"capacity", "spot"},
+       {"project", "train-project-7"},
+       {"reservation", "tpu7x-res"},
+       {"network", "tpu-net"},
+       {"executor", {{"kind", "agent"}, {"image", "us-docker.pkg.dev/t/r/mt:1"}}}});
+  prov = other.get("/api/v1/clusters/prov/provisioning");
+  ASSERT_EQ(prov.status, 200) << prov;
+  EXPECT_NE(prov.body.find("--docker-image us-docker.pkg.dev/t/r/mt:1"), std::string::npos) << prov;
   for (const auto& o : prov.json["options"]) {
     EXPECT_TRUE(o["missing"].empty()) << o.dump();
     EXPECT_FALSE(o["teardown"].empty()) << o.dump();
