@@ -312,22 +312,72 @@ std::optional<json> next_for_worker(ApiContext& ctx, const http::RequestContext&
   });
 }
 
+// The assignment long-poll, parked in the HTTP layer between looks at the database: it holds no
+// handler thread while it waits, is woken by NOTIFY podium_agents <worker id> (through the
+// hub's observer) and reads the database once per wake-up.
+class AssignmentPoll final : public http::Deferred {
+ public:
+  AssignmentPoll(ApiContext& ctx, const http::RequestContext& rc, std::string worker_id,
+                 std::chrono::steady_clock::time_point deadline, std::uint64_t since)
+      : ctx_(ctx),
+        request_(rc.request),
+        params_(rc.params),
+        principal_(rc.principal),
+        route_(rc.route),
+        worker_id_(std::move(worker_id)),
+        deadline_(deadline),
+        since_(since) {
+    request_.body.clear();
+  }
+
+  http::Wait wait() override {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline_ - std::chrono::steady_clock::now());
+    auto* hub = &ctx_.hub;
+    // New work and cancels NOTIFY the worker. Redeliveries (an answer the agent never acted on,
+    // scheduler.redelivery_after later) come from the clock alone: look again at that pace.
+    const auto recheck =
+        std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.engine.redelivery_after);
+    return {{"podium_agents:" + worker_id_},
+            std::clamp(left, std::chrono::milliseconds(0), recheck),
+            [hub, worker = worker_id_, since = since_] {
+              return hub->fired("podium_agents", worker, since);
+            }};
+  }
+
+  std::optional<http::Response> resume(bool timed_out) override {
+    since_ = ctx_.hub.generation();
+    http::RequestContext rc{request_, params_, principal_, route_};
+    if (auto next = next_for_worker(ctx_, rc, worker_id_)) return json_response(200, *next);
+    if (ctx_.hub.stopping() || std::chrono::steady_clock::now() >= deadline_)
+      return http::Response::empty(204);
+    (void)timed_out;      // a recheck's timeout: wait for the rest of the time
+    return std::nullopt;  // woken for another reason: wait for the rest of the time
+  }
+
+ private:
+  ApiContext& ctx_;
+  http::Request request_;  // a copy: the HTTP layer's request is gone while this waits
+  std::map<std::string, std::string> params_;
+  std::optional<http::Principal> principal_;
+  std::string route_;
+  std::string worker_id_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::uint64_t since_;
+};
+
 http::Response handle_assignment(ApiContext& ctx, http::RequestContext& rc) {
   auto worker_id = rc.request.query_param("worker_id");
   if (!worker_id || worker_id->empty() || worker_id->size() > 64)
     throw http::bad_request("worker_id is required", {{"worker_id", "required"}});
   const int64_t wait = query_integer(rc, "wait", 0, 60, "an integer from 0 to 60").value_or(25);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait);
-  for (;;) {
-    const auto since = ctx.hub.generation();
-    if (auto next = next_for_worker(ctx, rc, *worker_id)) return json_response(200, *next);
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline || ctx.hub.stopping()) return http::Response::empty(204);
-    // Woken by NOTIFY podium_agents <worker id>; the 2 s cap bounds a missed notification.
-    ctx.hub.wait("podium_agents", *worker_id, since,
-                 std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
-                          std::chrono::milliseconds(2000)));
-  }
+  const auto since = ctx.hub.generation();
+  if (auto next = next_for_worker(ctx, rc, *worker_id)) return json_response(200, *next);
+  if (wait == 0 || ctx.hub.stopping()) return http::Response::empty(204);
+  http::Response parked;
+  parked.deferred = std::make_shared<AssignmentPoll>(ctx, rc, *worker_id, deadline, since);
+  return parked;
 }
 
 http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {

@@ -110,7 +110,7 @@ class LogStream : public http::BodyStream {
       chunk = "retry: 2000\n\n";
       return true;
     }
-    const auto since = ctx_.hub.generation();
+    since_ = ctx_.hub.generation();
     std::string state;
     try {
       auto [lines, run_state] = read();
@@ -145,18 +145,37 @@ class LogStream : public http::BodyStream {
         return true;
       }
     }
-    if (!chunk.empty()) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (!chunk.empty()) {
+      last_sent_ = now;
+      return true;
+    }
     if (ctx_.hub.stopping()) {
       chunk = "event: end\ndata: {\"detail\":\"the server is shutting down\"}\n\n";
       done_ = true;
       return true;
     }
-    if (++idle_rounds_ % 15 == 0) {
-      chunk = ": keep-alive\n\n";
+    if (now - last_sent_ >= kKeepAlive) {
+      last_sent_ = now;
+      chunk = ": keep-alive\n\n";  // also finds out that a client has gone away
       return true;
     }
-    ctx_.hub.wait("podium_logs", run_id_, since, std::chrono::milliseconds(1000));
-    return true;  // an empty chunk lets the HTTP layer check that the client is still there
+    terminal_ = state == "succeeded" || state == "failed" || state == "cancelled";
+    return true;  // nothing now: idle() says how to wait
+  }
+
+  // New lines and state changes NOTIFY podium_logs <run>. Between them the follower holds no
+  // thread; it looks again after a second in a finished run's grace rounds, and when the next
+  // keep-alive is due.
+  std::optional<http::Wait> idle() override {
+    auto* hub = &ctx_.hub;
+    const auto until_keep_alive = std::chrono::duration_cast<std::chrono::milliseconds>(
+        last_sent_ + kKeepAlive - std::chrono::steady_clock::now());
+    return http::Wait{
+        {"podium_logs:" + run_id_},
+        terminal_ ? std::chrono::milliseconds(1000)
+                  : std::max(until_keep_alive, std::chrono::milliseconds(0)),
+        [hub, run = run_id_, since = since_] { return hub->fired("podium_logs", run, since); }};
   }
 
  private:
@@ -191,10 +210,13 @@ class LogStream : public http::BodyStream {
   LogFilter filter_;
   std::map<std::string, json> positions_;
   std::string last_state_;
+  static constexpr std::chrono::seconds kKeepAlive{15};
   bool started_ = false;
   bool done_ = false;
+  bool terminal_ = false;
   int terminal_rounds_ = 0;
-  int idle_rounds_ = 0;
+  std::uint64_t since_ = 0;
+  std::chrono::steady_clock::time_point last_sent_ = std::chrono::steady_clock::now();
 };
 
 http::Response stream_logs(ApiContext& ctx, http::RequestContext& rc) {

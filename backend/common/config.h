@@ -30,6 +30,7 @@ struct ServerConfig {
   std::chrono::seconds write_timeout{30};
   int max_connections = 1024;
   int handler_threads = 32;
+  int handler_queue = 256;  // beyond: 503 + Retry-After (parked long-polls do not count)
   std::chrono::seconds shutdown_grace{10};
 
   int db_pool_size = 16;

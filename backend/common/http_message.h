@@ -2,6 +2,7 @@
 // Plain request/response types shared by the HTTP layer (Beast, confined to backend/http)
 // and the handlers (backend/api). Nothing here pulls in Boost.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,13 +29,38 @@ struct Request {
   std::optional<std::string> query_param(std::string_view name) const;
 };
 
+// A wait that holds no thread: the HTTP layer keeps the connection on a timer and registers it
+// under `keys` ("channel:key", e.g. "podium_agents:wkr_1"); HttpServer::wake() of one of them,
+// or the timeout, ends the wait. `fired` (may be empty) is asked once the wait is registered:
+// true means a wake-up already came between the caller's last look and the registration.
+struct Wait {
+  std::vector<std::string> keys;
+  std::chrono::milliseconds timeout{0};
+  std::function<bool()> fired;
+};
+
+struct Response;
+
+// A response that is not ready yet (an assignment long-poll): the HTTP layer parks the request
+// as wait() says and calls resume() on a handler thread when the wait ends (timed_out: by its
+// timeout, or because the server is stopping, rather than a wake-up); nullopt means "wait again"
+// (wait() is asked anew). A stopping server answers 503 for a resume that does not answer.
+class Deferred {
+ public:
+  virtual ~Deferred() = default;
+  virtual Wait wait() = 0;
+  virtual std::optional<Response> resume(bool timed_out) = 0;
+};
+
 // A body produced piece by piece (Server-Sent Events, long downloads). The HTTP layer calls
-// next() on a worker thread until it returns false; each call may block for a bounded time and
-// should return an empty chunk to let the layer check that the client is still there.
+// next() on a handler thread until it returns false. An empty chunk with `true` means nothing
+// now: the layer then asks idle() for a wait (no thread held meanwhile) and calls next() again
+// when it ends; without one, next() is called again at once and should itself block briefly.
 class BodyStream {
  public:
   virtual ~BodyStream() = default;
   virtual bool next(std::string& chunk) = 0;
+  virtual std::optional<Wait> idle() { return std::nullopt; }
 };
 
 struct Response {
@@ -42,6 +68,7 @@ struct Response {
   HeaderList headers;
   std::string body;
   std::shared_ptr<BodyStream> stream;  // when set, body is ignored and chunks are streamed
+  std::shared_ptr<Deferred> deferred;  // when set, the answer comes later (see Deferred)
 
   void set_header(std::string name, std::string value);
   std::optional<std::string_view> header(std::string_view name) const;

@@ -29,6 +29,12 @@ void NotificationHub::stop() {
   listener_->wake();
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  Observer observer;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    observer = observer_;
+  }
+  if (observer) observer("", "");  // parked waits end and find the hub stopping
 }
 
 bool NotificationHub::stopping() const {
@@ -51,6 +57,17 @@ bool NotificationHub::fired_locked(const std::string& channel, const std::string
   return false;
 }
 
+bool NotificationHub::fired(const std::string& channel, const std::string& key,
+                            std::uint64_t since) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopping_ || fired_locked(channel, key, since);
+}
+
+void NotificationHub::set_observer(Observer observer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  observer_ = std::move(observer);
+}
+
 bool NotificationHub::wait(const std::string& channel, const std::string& key, std::uint64_t since,
                            std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -70,8 +87,10 @@ bool NotificationHub::wait_any(const std::string& channel, std::uint64_t since,
 }
 
 void NotificationHub::publish(const std::string& channel, const std::string& key) {
+  Observer observer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    observer = observer_;
     ++generation_;
     if (channel.empty())
       reset_generation_ = generation_;
@@ -85,6 +104,7 @@ void NotificationHub::publish(const std::string& channel, const std::string& key
     }
   }
   cv_.notify_all();
+  if (observer) observer(channel, key);
 }
 
 void NotificationHub::loop() {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,15 @@ class NotificationHub {
   // Same, for a notification on `channel` with any payload.
   bool wait_any(const std::string& channel, std::uint64_t since, std::chrono::milliseconds timeout);
 
+  // Whether such a notification arrived after `since`, without waiting (stop() counts too).
+  bool fired(const std::string& channel, const std::string& key, std::uint64_t since) const;
+
+  // Called on the hub's thread for every notification (channel "" after a reconnect, when any
+  // may have been missed, and once at stop()): how waits parked outside the hub (the HTTP
+  // layer's) are woken. Thread-safe; {} removes it.
+  using Observer = std::function<void(const std::string& channel, const std::string& key)>;
+  void set_observer(Observer observer);
+
   // True once stop() was called: long waits should give up.
   bool stopping() const;
 
@@ -62,6 +72,7 @@ class NotificationHub {
   std::map<std::pair<std::string, std::string>, std::uint64_t> last_;
   std::map<std::string, std::uint64_t> last_on_channel_;
   bool stopping_ = false;
+  Observer observer_;
   std::thread thread_;
 };
 

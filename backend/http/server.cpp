@@ -15,6 +15,8 @@
 #include <array>
 #include <cctype>
 #include <condition_variable>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -97,7 +99,61 @@ struct HttpServer::Impl {
   std::condition_variable idle_cv;
   std::set<std::shared_ptr<SessionBase>> sessions;  // guarded by mu
   int bound_port = 0;
-  std::shared_ptr<net::ssl::context> tls;  // guarded by mu; null: plain HTTP
+  std::shared_ptr<net::ssl::context> tls;      // guarded by mu; null: plain HTTP
+  std::unique_ptr<net::thread_pool> priority;  // priority_paths (heartbeats)
+  std::atomic<int> queued{0};                  // requests posted to `handlers`, not yet started
+
+  // Parked waits by key. The registry holds weak references: a wait that ended is skipped and
+  // erased when its key is next woken or when it unregisters itself.
+  struct Parked {
+    std::function<void()> wake;  // posts the end of the wait to the session's strand
+  };
+  mutable std::mutex park_mu;
+  std::multimap<std::string, std::weak_ptr<Parked>> parked;  // guarded by park_mu
+
+  void register_parked(const std::vector<std::string>& keys, const std::shared_ptr<Parked>& p) {
+    std::lock_guard lock(park_mu);
+    for (const auto& k : keys) parked.emplace(k, p);
+  }
+  void unregister_parked(const std::vector<std::string>& keys, const Parked* p) {
+    std::lock_guard lock(park_mu);
+    for (const auto& k : keys) {
+      auto [b, e] = parked.equal_range(k);
+      for (auto it = b; it != e;) {
+        auto sp = it->second.lock();
+        it = !sp || sp.get() == p ? parked.erase(it) : std::next(it);
+      }
+    }
+  }
+  void wake_matching(const std::string& channel, const std::string& key) {
+    std::vector<std::shared_ptr<Parked>> hit;
+    {
+      std::lock_guard lock(park_mu);
+      auto take = [&](std::multimap<std::string, std::weak_ptr<Parked>>::iterator it) {
+        if (auto sp = it->second.lock()) hit.push_back(std::move(sp));
+        return parked.erase(it);
+      };
+      if (channel.empty()) {
+        for (auto it = parked.begin(); it != parked.end();) it = take(it);
+      } else if (key == "*") {
+        const std::string prefix = channel + ":";
+        for (auto it = parked.lower_bound(prefix);
+             it != parked.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+          it = take(it);
+      } else {
+        auto [b, e] = parked.equal_range(channel + ":" + key);
+        for (auto it = b; it != e;) it = take(it);
+      }
+    }
+    for (auto& p : hit) p->wake();
+  }
+
+  bool priority_path(std::string_view target) const {
+    const auto path = target.substr(0, target.find('?'));
+    for (const auto& p : options.priority_paths)
+      if (path == p) return true;
+    return false;
+  }
 
   void do_accept();
   void reject(int status, std::string reason, std::string remote) {
@@ -287,19 +343,101 @@ struct Session : SessionBase, std::enable_shared_from_this<Session<Stream>> {
     req->query = std::move(*query);
     const bool head = req->method == "HEAD";
 
+    const bool priority = server.priority_path(req->target);
+    if (!priority && server.queued.load() >= server.options.max_queued_requests) {
+      // Saturated: say so at once (the client retries) rather than queue without bound.
+      busy = false;
+      server.reject(503, "handler queue full", remote);
+      Problem busy_problem;
+      busy_problem.status = 503;
+      busy_problem.detail = "the server is busy; retry shortly";
+      Response res = busy_problem.to_response();
+      res.set_header("Retry-After", "1");
+      return write_response(std::move(res), keep_alive, version, head);
+    }
     ++server.in_flight;
-    net::post(*server.handlers, [self = shared_from_this(), req, keep_alive, version, head] {
-      Response res;
-      try {
-        res = self->server.handler(*req);
-      } catch (const std::exception& e) {
-        res = problem_response(500, "internal error");
-      }
-      net::post(self->stream.get_executor(),
-                [self, res = std::move(res), keep_alive, version, head]() mutable {
-                  if (res.stream) return self->start_stream(std::move(res), version);
-                  self->write_response(std::move(res), keep_alive, version, head);
-                });
+    if (!priority) ++server.queued;
+    net::post(priority ? *server.priority : *server.handlers,
+              [self = shared_from_this(), req, keep_alive, version, head, priority] {
+                if (!priority) --self->server.queued;
+                Response res;
+                try {
+                  res = self->server.handler(*req);
+                } catch (const std::exception& e) {
+                  res = problem_response(500, "internal error");
+                }
+                net::post(self->stream.get_executor(),
+                          [self, res = std::move(res), keep_alive, version, head]() mutable {
+                            self->deliver(std::move(res), keep_alive, version, head);
+                          });
+              });
+  }
+
+  void deliver(Response res, bool keep_alive, unsigned version, bool head) {
+    if (res.deferred) return continue_deferred(std::move(res.deferred), keep_alive, version, head);
+    if (res.stream) return start_stream(std::move(res), version);
+    write_response(std::move(res), keep_alive, version, head);
+  }
+
+  // A wait on the strand: a timer, registered under its keys; `then(timed_out)` runs on the
+  // strand when a wake-up or the timeout ends it (or at once when `fired` says one came already).
+  void park(Wait w, std::function<void(bool timed_out)> then) {
+    auto timer = std::make_shared<net::steady_timer>(stream.get_executor());
+    timer->expires_after(std::max(w.timeout, std::chrono::milliseconds(0)));
+    auto woken = std::make_shared<bool>(false);  // strand-guarded
+    auto token = std::make_shared<HttpServer::Impl::Parked>();
+    std::weak_ptr<Session> weak = shared_from_this();
+    token->wake = [weak, timer, woken] {
+      if (auto self = weak.lock())
+        net::post(self->stream.get_executor(), [timer, woken] {
+          *woken = true;
+          timer->cancel();
+        });
+    };
+    server.register_parked(w.keys, token);
+    parked_wait = token;
+    timer->async_wait([self = shared_from_this(), timer, woken, token, keys = w.keys,
+                       then = std::move(then)](beast::error_code) {
+      self->server.unregister_parked(keys, token.get());
+      if (self->parked_wait == token) self->parked_wait.reset();
+      if (self->closed) return;
+      then(!*woken || self->server.stopping);
+    });
+    if (server.stopping || (w.fired && w.fired())) {
+      *woken = true;
+      timer->cancel();
+    }
+  }
+  std::shared_ptr<HttpServer::Impl::Parked> parked_wait;  // the current one, for stop()
+
+  void continue_deferred(std::shared_ptr<Deferred> d, bool keep_alive, unsigned version,
+                         bool head) {
+    Wait w;
+    try {
+      w = d->wait();
+    } catch (const std::exception&) {
+      return write_response(problem_response(500, "internal error"), keep_alive, version, head);
+    }
+    park(std::move(w), [self = shared_from_this(), d, keep_alive, version, head](bool timed_out) {
+      // Resumes hold a connection already: they are bounded by the connection limit, not
+      // refused for a full queue.
+      net::post(*self->server.handlers, [self, d, keep_alive, version, head, timed_out] {
+        std::optional<Response> res;
+        try {
+          res = d->resume(timed_out);
+          if (!res && self->server.stopping)
+            res = problem_response(503, "the server is shutting down");
+        } catch (const std::exception&) {
+          res = problem_response(500, "internal error");
+        }
+        net::post(self->stream.get_executor(),
+                  [self, d, res = std::move(res), keep_alive, version, head]() mutable {
+                    if (self->closed) return;
+                    if (!res) return self->continue_deferred(d, keep_alive, version, head);
+                    res->deferred.reset();  // one level only
+                    self->deliver(std::move(*res), keep_alive, version, head);
+                  });
+      });
     });
   }
 
@@ -392,29 +530,34 @@ struct Session : SessionBase, std::enable_shared_from_this<Session<Stream>> {
     net::post(*server.handlers, [self = shared_from_this(), body] {
       std::string chunk;
       bool more = false;
+      std::optional<Wait> idle;
       try {
         more = body->next(chunk);
+        if (chunk.empty() && more) idle = body->idle();
       } catch (const std::exception&) {
         more = false;
       }
-      net::post(self->stream.get_executor(),
-                [self, body, more, chunk = std::move(chunk)]() mutable {
-                  if (chunk.empty()) {
-                    if (!more) return self->end_stream();
-                    return self->pull_chunk(body);
-                  }
-                  auto data = std::make_shared<std::string>(std::move(chunk));
-                  self->tcp().expires_after(self->server.options.write_timeout);
-                  net::async_write(self->stream, bhttp::make_chunk(net::buffer(*data)),
-                                   [self, body, data, more](beast::error_code ec, std::size_t) {
-                                     if (ec) {
-                                       self->finish_request();
-                                       return self->close();
-                                     }
-                                     if (!more) return self->end_stream();
-                                     self->pull_chunk(body);
-                                   });
-                });
+      net::post(self->stream.get_executor(), [self, body, more, idle = std::move(idle),
+                                              chunk = std::move(chunk)]() mutable {
+        if (self->closed) return;
+        if (chunk.empty()) {
+          if (!more) return self->end_stream();
+          if (idle)  // nothing to send: wait without a thread, then ask again
+            return self->park(std::move(*idle), [self, body](bool) { self->pull_chunk(body); });
+          return self->pull_chunk(body);
+        }
+        auto data = std::make_shared<std::string>(std::move(chunk));
+        self->tcp().expires_after(self->server.options.write_timeout);
+        net::async_write(self->stream, bhttp::make_chunk(net::buffer(*data)),
+                         [self, body, data, more](beast::error_code ec, std::size_t) {
+                           if (ec) {
+                             self->finish_request();
+                             return self->close();
+                           }
+                           if (!more) return self->end_stream();
+                           self->pull_chunk(body);
+                         });
+      });
     });
   }
 
@@ -537,6 +680,8 @@ void HttpServer::start() {
                              std::to_string(s.options.port) + ": " + ec.message());
   s.bound_port = s.acceptor.local_endpoint().port();
   s.handlers = std::make_unique<net::thread_pool>(static_cast<size_t>(s.options.handler_threads));
+  s.priority = std::make_unique<net::thread_pool>(
+      static_cast<size_t>(std::max(1, s.options.priority_threads)));
   s.work.emplace(s.ioc.get_executor());
   s.do_accept();
   for (int i = 0; i < std::max(1, s.options.io_threads); ++i)
@@ -568,6 +713,21 @@ int HttpServer::open_connections() const {
   return impl_->connections.load();
 }
 
+void HttpServer::wake(const std::string& channel, const std::string& key) {
+  impl_->wake_matching(channel, key);
+}
+
+int HttpServer::queued_requests() const {
+  return impl_->queued.load();
+}
+
+int HttpServer::parked_waits() const {
+  std::lock_guard lock(impl_->park_mu);
+  int n = 0;
+  for (const auto& [k, w] : impl_->parked) n += w.expired() ? 0 : 1;
+  return n;
+}
+
 void HttpServer::stop(std::chrono::milliseconds grace) {
   auto& s = *impl_;
   if (s.io_threads.empty()) return;
@@ -582,6 +742,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
     return std::vector<std::shared_ptr<SessionBase>>(s.sessions.begin(), s.sessions.end());
   };
   for (auto& session : snapshot()) session->shutdown_if_idle();
+  s.wake_matching("", "");  // parked waits answer now (their resume sees the server stopping)
   {
     std::unique_lock lock(s.mu);
     s.idle_cv.wait_for(lock, grace, [&s] { return s.in_flight.load() == 0; });
@@ -590,10 +751,12 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
   // Handlers still running (a long-poll) finish on their own; their writes find closed sockets.
   s.work.reset();
   if (s.handlers) s.handlers->stop();
+  if (s.priority) s.priority->stop();
   s.ioc.stop();
   for (auto& t : s.io_threads) t.join();
   s.io_threads.clear();
   if (s.handlers) s.handlers->join();
+  if (s.priority) s.priority->join();
   std::lock_guard lock(s.mu);
   s.sessions.clear();
 }

@@ -4,13 +4,16 @@
 // One acceptor, one session per connection on its own strand. Before every read a fresh parser
 // gets the body and header limits and the stream a deadline, so a slow or oversized client costs
 // a bounded amount of time and memory. Handlers run on a separate thread pool because they block
-// on PostgreSQL; the socket side never blocks.
+// on PostgreSQL; the socket side never blocks. The pool's queue is bounded (503 beyond it) and
+// heartbeats have their own lane. A long-poll or an idle stream is parked on a timer (Deferred,
+// BodyStream::idle) and woken by key, so waiting costs no handler thread.
 
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/common/http_message.h"
 
@@ -31,6 +34,14 @@ struct ServerOptions {
   std::chrono::seconds write_timeout{30};
   int max_connections = 1024;
   int handler_threads = 32;
+  // Requests waiting for a handler thread beyond this get 503 with Retry-After at once instead
+  // of queueing without limit. Parked waits (long-polls, idle streams) hold no thread and do
+  // not count.
+  int max_queued_requests = 256;
+  // Requests to these paths run on their own small pool, so that liveness (agent heartbeats)
+  // never waits behind other work and is never refused for a full queue.
+  std::vector<std::string> priority_paths = {"/api/v1/agent/heartbeat"};
+  int priority_threads = 2;
   int io_threads = 2;
   // PEM certificate chain and key: HTTPS on this listener (TLS 1.2 and later). Both or neither.
   std::string tls_cert_file;
@@ -62,6 +73,11 @@ class HttpServer {
   // Reads the certificate and key files again (SIGHUP); new connections use them. "" on
   // success, else why not (the previous certificate stays in use).
   std::string reload_tls();
+  // Ends the parked waits registered under "channel:key" (Wait::keys); key "*" ends every wait
+  // of the channel, channel "" every wait. Thread-safe; a NotificationHub observer calls it.
+  void wake(const std::string& channel, const std::string& key);
+  int parked_waits() const;
+  int queued_requests() const;  // waiting for a handler thread now
   // Stops accepting, lets in-flight requests finish for at most `grace`, then closes everything.
   void stop(std::chrono::milliseconds grace);
   int open_connections() const;

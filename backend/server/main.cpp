@@ -255,6 +255,7 @@ int run(int argc, char** argv) {
   so.write_timeout = config.write_timeout;
   so.max_connections = config.max_connections;
   so.handler_threads = config.handler_threads;
+  so.max_queued_requests = config.handler_queue;
   so.tls_cert_file = config.tls_cert_file;
   so.tls_key_file = config.tls_key_file;
   http::HttpServer server(
@@ -272,6 +273,14 @@ int run(int argc, char** argv) {
     std::cerr << "podium-server: " << e.what() << "\n";
     return 1;
   }
+  // NOTIFY wakes the long-polls and log followers the HTTP layer keeps parked. The observer is
+  // removed before the server goes away (the hub outlives it).
+  hub.set_observer(
+      [&server](const std::string& channel, const std::string& key) { server.wake(channel, key); });
+  struct ForgetObserver {
+    db::NotificationHub& hub;
+    ~ForgetObserver() { hub.set_observer({}); }
+  } forget_observer{hub};
 
   const std::string url =
       std::string(server.tls() ? "https://" : "http://") +
