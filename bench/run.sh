@@ -35,3 +35,7 @@ fi
 cmake --build "$build" --target podium-server podium-worker -j "$jobs"
 echo "== dispatch_latency"
 /usr/bin/python3 "$root/bench/dispatch_latency.py" --bin-dir "$build/bin"
+
+# A pod's worth of simulated agents on one server: heartbeats, parked long-polls, a gang's wake-up.
+echo "== agent_scale"
+/usr/bin/python3 "$root/bench/agent_scale.py" --bin-dir "$build/bin"

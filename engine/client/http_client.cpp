@@ -31,6 +31,8 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace podium::client {
@@ -69,6 +71,7 @@ struct Exchange {
   std::optional<asio::ssl::stream<tcp::socket>> tls;
   asio::steady_timer watchdog{ioc};
   bool timed_out = false;
+  bool keep = false;  // the last answer allows another request on this connection
 
   tcp::socket& lowest() { return tls ? tls->next_layer() : socket; }
 
@@ -270,9 +273,22 @@ asio::awaitable<void> request_on(Stream& stream, Exchange& ex, const Target& t,
     co_return;
   }
   auto message = parser.release();
+  ex.keep = req.keep_alive() && message.keep_alive();
   result.response = to_response(message.base(), std::move(message.body()));
-  beast::error_code ignored;
-  ex.lowest().shutdown(tcp::socket::shutdown_both, ignored);
+  if (!ex.keep) {
+    beast::error_code ignored;
+    ex.lowest().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+}
+
+// The same exchange on a connection a pool kept open.
+asio::awaitable<void> do_request_open(Exchange& ex, const Target& t,
+                                      http::request<http::string_body>& req,
+                                      const RequestOptions& options, HttpClient::Result& result) {
+  if (ex.tls)
+    co_await request_on(*ex.tls, ex, t, req, options, result);
+  else
+    co_await request_on(ex.socket, ex, t, req, options, result);
 }
 
 template <class Stream>
@@ -392,6 +408,43 @@ std::optional<std::string> HttpResponse::header(const std::string& lower_name) c
   return std::nullopt;
 }
 
+struct ConnectionPool::Impl {
+  mutable std::mutex mu;
+  size_t max_idle;
+  std::uint64_t connects = 0;
+  // Idle connections by target ("https://host:port"): a pool may be shared across servers.
+  std::vector<std::pair<std::string, std::unique_ptr<Exchange>>> idle;
+
+  std::unique_ptr<Exchange> take(const std::string& key) {
+    std::lock_guard lock(mu);
+    for (auto it = idle.rbegin(); it != idle.rend(); ++it) {
+      if (it->first != key) continue;
+      auto ex = std::move(it->second);
+      idle.erase(std::next(it).base());
+      return ex;
+    }
+    return nullptr;
+  }
+  void put(const std::string& key, std::unique_ptr<Exchange> ex) {
+    std::lock_guard lock(mu);
+    if (idle.size() >= max_idle) idle.erase(idle.begin());  // the oldest goes
+    idle.emplace_back(key, std::move(ex));
+  }
+};
+
+ConnectionPool::ConnectionPool(size_t max_idle) : impl(std::make_unique<Impl>()) {
+  impl->max_idle = std::max<size_t>(1, max_idle);
+}
+ConnectionPool::~ConnectionPool() = default;
+size_t ConnectionPool::idle() const {
+  std::lock_guard lock(impl->mu);
+  return impl->idle.size();
+}
+std::uint64_t ConnectionPool::connects() const {
+  std::lock_guard lock(impl->mu);
+  return impl->connects;
+}
+
 HttpClient::HttpClient(std::string base_url, std::string bearer_token)
     : base_url_(std::move(base_url)), token_(std::move(bearer_token)) {
   std::string error;
@@ -456,7 +509,7 @@ HttpClient::Result HttpClient::request(const std::string& method, const std::str
   req.set(http::field::host, target.host_header);
   req.set(http::field::user_agent, user_agent());
   req.set(http::field::accept, "application/json");
-  req.set(http::field::connection, "close");
+  if (!pool_) req.set(http::field::connection, "close");
   if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
   if (!body.empty()) {
     req.set(http::field::content_type, "application/json");
@@ -472,12 +525,43 @@ HttpClient::Result HttpClient::request(const std::string& method, const std::str
   }
   req.prepare_payload();
 
-  Exchange ex;
-  ex.arm(Clock::now() + options.timeout);
-  auto failure = run_exchange(ex, do_request(ex, target, req, options, result));
-  if (failure) {
-    result.response.reset();
-    result.error = HttpError{*failure};
+  if (!pool_) {
+    Exchange ex;
+    ex.arm(Clock::now() + options.timeout);
+    auto failure = run_exchange(ex, do_request(ex, target, req, options, result));
+    if (failure) {
+      result.response.reset();
+      result.error = HttpError{*failure};
+    }
+    return result;
+  }
+
+  const std::string key = (target.tls ? "https://" : "http://") + target.host + ":" + target.port;
+  const auto deadline = Clock::now() + options.timeout;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    result = Result{};
+    std::unique_ptr<Exchange> ex = attempt == 0 ? pool_->impl->take(key) : nullptr;
+    const bool reused = ex != nullptr;
+    if (!ex) {
+      ex = std::make_unique<Exchange>();
+      std::lock_guard lock(pool_->impl->mu);
+      ++pool_->impl->connects;
+    } else {
+      ex->ioc.restart();
+    }
+    ex->timed_out = false;
+    ex->keep = false;
+    ex->arm(deadline);
+    auto failure = run_exchange(*ex, reused ? do_request_open(*ex, target, req, options, result)
+                                            : do_request(*ex, target, req, options, result));
+    if (failure) {
+      result.response.reset();
+      result.error = HttpError{*failure};
+    }
+    // A kept connection the server closed while it was idle: no answer came. Once more, fresh.
+    if (reused && !result.response && !ex->timed_out) continue;
+    if (result.response && ex->keep && !failure) pool_->impl->put(key, std::move(ex));
+    return result;
   }
   return result;
 }

@@ -3,7 +3,9 @@
 // podium-worker and by the integration/e2e tests. Beast is confined to http_client.cpp.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,6 +85,23 @@ class SseParser {
   bool has_data_ = false;
 };
 
+// Idle keep-alive connections of one server, shared by the HttpClients given it (thread-safe).
+// A request takes one (or connects), and puts it back when the answer allowed keep-alive. A
+// request that fails on a reused connection before any answer arrived (the server closed it
+// while idle) is sent once more on a fresh one: callers that pool use idempotent requests.
+class ConnectionPool {
+ public:
+  explicit ConnectionPool(size_t max_idle = 4);
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+  size_t idle() const;
+  std::uint64_t connects() const;  // connections opened through this pool so far
+
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
 class HttpClient {
  public:
   // base_url: "http://host:port" or "https://host:port" (a path prefix is allowed and kept).
@@ -121,7 +140,12 @@ class HttpClient {
 
   const std::string& base_url() const { return base_url_; }
 
+  // request() reuses the pool's connections (keep-alive) instead of one connection per call.
+  // stream_events() never does.
+  void use_pool(std::shared_ptr<ConnectionPool> pool) { pool_ = std::move(pool); }
+
  private:
+  std::shared_ptr<ConnectionPool> pool_;
   std::string base_url_;
   std::string host_;
   std::string port_;

@@ -41,7 +41,8 @@ class HttpControlPlane final : public ControlPlane {
       std::lock_guard lock(mu_);
       token = path == "register" || credential_.empty() ? token_ : credential_;
     }
-    const client::HttpClient client(url_, token);
+    client::HttpClient client(url_, token);
+    client.use_pool(pool_);
     const auto result = client.request(method, "/api/v1/agent/" + path, body, options);
     if (!result.ok()) {
       ApiResult r;
@@ -54,6 +55,10 @@ class HttpControlPlane final : public ControlPlane {
 
   const std::string url_;
   const std::string token_;  // the cluster's worker token: registration only
+  // Keep-alive connections shared by the agent's threads (heartbeat, long-poll, uploads): no
+  // new TCP connection, nor TLS handshake, per call. The protocol's calls are idempotent, so a
+  // call on a connection the server had closed is safely sent again.
+  const std::shared_ptr<client::ConnectionPool> pool_ = std::make_shared<client::ConnectionPool>(4);
   std::mutex mu_;
   std::string credential_;
 };
