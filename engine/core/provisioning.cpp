@@ -88,6 +88,19 @@ const char* kImageWhy =
     "image: a container image with podium-worker and the team's code (podium clusters update "
     "NAME --executor '{\"kind\":\"agent\",\"image\":\"IMAGE\"}')";
 
+// xpk's hardware flags, the same for its cluster and its workloads: TPU type and slices, or the
+// GPU device type (A3 Mega for H100, A3 Ultra for H200, A4 for B200) and node count.
+std::string xpk_hardware(const ProvisioningRequest& req) {
+  const auto& a = req.accelerator;
+  if (a.kind == AcceleratorKind::tpu)
+    return " --tpu-type " + a.type + " --num-slices " + std::to_string(req.num_slices);
+  const std::string device = a.family == "h100"   ? "h100-mega-80gb-8"
+                             : a.family == "h200" ? "h200-141gb-8"
+                                                  : "b200-8";
+  return " --device-type " + device + " --num-nodes " +
+         std::to_string(a.hosts_per_slice * req.num_slices);
+}
+
 // xpk workload names: at most 40 characters, lower-case letters, digits and '-'.
 std::string xpk_workload_name(const std::string& cluster) {
   std::string out = "podium-agents-";
@@ -151,15 +164,7 @@ ProvisioningOption xpk_option(const ProvisioningRequest& req) {
   const std::string zone = b.field(req.zone, "ZONE", kZoneWhy);
   std::string create =
       "xpk cluster create --cluster " + cluster + " --project " + project + " --zone " + zone;
-  if (tpu) {
-    create += " --tpu-type " + a.type + " --num-slices " + std::to_string(req.num_slices);
-  } else {
-    const std::string device = a.family == "h100"   ? "h100-mega-80gb-8"
-                               : a.family == "h200" ? "h200-141gb-8"
-                                                    : "b200-8";
-    create += " --device-type " + device + " --num-nodes " +
-              std::to_string(a.hosts_per_slice * req.num_slices);
-  }
+  create += xpk_hardware(req);
   create += " " + xpk_capacity(req, b);
   if (tpu) create += " --cluster-cpu-machine-type e2-standard-8";
   o.commands.push_back(create);
@@ -175,15 +180,7 @@ ProvisioningOption xpk_option(const ProvisioningRequest& req) {
                                "NODE_RANK % " + std::to_string(hosts));
   std::string run = "xpk workload create --cluster " + cluster + " --project " + project +
                     " --zone " + zone + " --workload " + workload;
-  if (tpu) {
-    run += " --tpu-type " + a.type + " --num-slices " + std::to_string(req.num_slices);
-  } else {
-    const std::string device = a.family == "h100"   ? "h100-mega-80gb-8"
-                               : a.family == "h200" ? "h200-141gb-8"
-                                                    : "b200-8";
-    run += " --device-type " + device + " --num-nodes " +
-           std::to_string(a.hosts_per_slice * req.num_slices);
-  }
+  run += xpk_hardware(req);
   run += " --docker-image " + b.field(req.image, "IMAGE", kImageWhy) + " --command " +
          shell_quote(agent);
   o.commands.push_back(run);
