@@ -50,6 +50,8 @@ def proc_status(pid):
 
 
 def summary(values):
+    if not values:
+        return {"p50": None, "p99": None, "max": None, "n": 0}
     s = sorted(values)
     return {"p50": round(percentile(s, 50), 3), "p99": round(percentile(s, 99), 3),
             "max": round(s[-1], 3) if s else None, "n": len(s)}
@@ -76,6 +78,7 @@ def main():
     token = "pdm_bench_" + os.urandom(16).hex()
     base = f"http://127.0.0.1:{port}"
     server = None
+    beats = None
     stop = threading.Event()
     try:
         log_path = os.path.join(tmp, "server.log")
@@ -131,6 +134,8 @@ def main():
             # A heartbeat slower than the agents' 5 s interval has failed: the server would
             # soon declare the host lost. Counted, and the round goes on.
             def one(a):
+                if stop.is_set():
+                    return 0.0
                 start = time.monotonic()
                 try:
                     code, out = call_retrying(a[1], "POST", "/api/v1/agent/heartbeat",
@@ -201,7 +206,8 @@ def main():
             if not ok:
                 healthz_failures += 1
         loaded_ms.extend(heartbeat_round(beats))
-        status = proc_status(server.pid)
+        status = proc_status(server.pid) if server.poll() is None else {"VmRSS": "0 kB",
+                                                                         "Threads": "0"}
         rss_mb = int(status["VmRSS"].split()[0]) / 1024.0
         threads = int(status["Threads"])
         measuring.clear()
@@ -209,20 +215,26 @@ def main():
         spec = {"name": "gang-" + os.urandom(3).hex(), "cluster": cluster, "workload": "command",
                 "command": ["true"], "max_restarts": 0}
         t_submit = time.monotonic()
-        run = admin.require("POST", "/api/v1/runs", spec, status=(201,))
-        deadline = time.monotonic() + 120
+        try:
+            code, run = admin.call("POST", "/api/v1/runs", spec, timeout=30)
+        except OSError as e:
+            code, run = 0, str(e)
+        gang_error = None if code == 201 else f"POST /api/v1/runs -> {code}: {run}"
+        deadline = time.monotonic() + (120 if gang_error is None else 0)
         while len(answers) < n and time.monotonic() < deadline:
             time.sleep(0.05)
         woken = dict(answers)
         wake_ms = [(t - t_submit) * 1000.0 for (t, _, _) in woken.values()]
         ranks = sorted(r for (_, r, _) in woken.values())
         attempts = {a for (_, _, a) in woken.values()}
-        admin.call("POST", f"/api/v1/runs/{run['id']}/cancel")
+        if gang_error is None:
+            admin.call("POST", f"/api/v1/runs/{run['id']}/cancel")
 
         idle = summary(idle_ms)
         loaded = summary(loaded_ms)
-        ratio = round(loaded["p99"] / idle["p99"], 3) if idle["p99"] else None
-        meets = (loaded["p99"] < TARGET_HEARTBEAT_P99_MS and len(woken) == n
+        ratio = round(loaded["p99"] / idle["p99"], 3) if idle["p99"] and loaded["p99"] else None
+        meets = (loaded["p99"] is not None and loaded["p99"] < TARGET_HEARTBEAT_P99_MS
+                 and len(woken) == n
                  and heartbeat_failures[0] == 0 and healthz_failures == 0
                  and ranks == list(range(n)) and len(attempts) == 1
                  and threads < TARGET_SERVER_THREADS)
@@ -243,6 +255,7 @@ def main():
             "server_with_polls_parked": {"rss_mb": round(rss_mb, 1), "threads": threads},
             "gang_wake_ms": summary(wake_ms),
             "agents_woken_with_their_rank": len(woken),
+            "gang_submission_error": gang_error,
             "polls_refused_503_while_connecting": refused[0],
             "client_transport_errors_retried": transport_errors[0],
             "heartbeats_failed": heartbeat_failures[0],
@@ -259,6 +272,8 @@ def main():
         return 0 if meets else 1
     finally:
         stop.set()
+        if beats is not None:
+            beats.shutdown(wait=False, cancel_futures=True)
         if server and server.poll() is None:
             server.terminate()
             try:
