@@ -345,14 +345,14 @@ class AssignmentPoll final : public http::Deferred {
             }};
   }
 
-  std::optional<http::Response> resume(bool timed_out) override {
+  // Whether a wake-up or the recheck's timeout ended the wait, the database decides.
+  std::optional<http::Response> resume(bool /*timed_out*/) override {
     since_ = ctx_.hub.generation();
     http::RequestContext rc{request_, params_, principal_, route_};
     if (auto next = next_for_worker(ctx_, rc, worker_id_)) return json_response(200, *next);
     if (ctx_.hub.stopping() || std::chrono::steady_clock::now() >= deadline_)
       return http::Response::empty(204);
-    (void)timed_out;      // a recheck's timeout: wait for the rest of the time
-    return std::nullopt;  // woken for another reason: wait for the rest of the time
+    return std::nullopt;  // nothing yet: wait for the rest of the time
   }
 
  private:
