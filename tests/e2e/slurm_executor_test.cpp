@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <thread>
 #include <iostream>
 
 #include "tests/e2e/support/e2e.h"
@@ -33,6 +35,45 @@ std::string slurm_jobs_named(const std::string& name) {
   return sh("squeue -h -o '%i %T' -n '" + name + "'");
 }
 
+// Brings `nodes` (e.g. "n1,n2") back into service and waits until sinfo shows none of them
+// down, drained or failed. Resuming a node that is already up is refused by scontrol ("Invalid
+// node state specified"), and a node just resumed shows "idle*" until its slurmd answers, so the
+// state is read back instead of trusting one command's exit status. Returns what was seen when
+// the nodes did not come back within the deadline, empty on success.
+std::string resume_nodes(const std::string& nodes, std::chrono::seconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  std::string seen;
+  for (;;) {
+    int status = 0;
+    seen = sh("sinfo -h -N -o '%N %t' -n " + nodes, &status);
+    const bool out_of_service = status != 0 || seen.find("down") != std::string::npos ||
+                                seen.find("drain") != std::string::npos ||
+                                seen.find("fail") != std::string::npos ||
+                                seen.find('*') != std::string::npos;
+    if (!out_of_service) return "";
+    if (std::chrono::steady_clock::now() > until) return seen;
+    for (const char* node : {"n1", "n2"})
+      if (nodes.find(node) != std::string::npos &&
+          sh("sinfo -h -N -o '%t' -n " + std::string(node)).find("down") != std::string::npos)
+        seen += sh("scontrol update nodename=" + std::string(node) + " state=resume");
+    std::this_thread::sleep_for(500ms);
+  }
+}
+
+// Cancels every job in the test partition and waits until the queue is empty: a test that
+// failed half-way leaves its run's Slurm job behind (the server that would cancel it is gone),
+// and that job would hold the nodes the next test needs.
+std::string clear_partition(std::chrono::seconds deadline) {
+  sh("scancel -p podium");
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  std::string left;
+  while (!(left = sh("squeue -h -p podium -o '%i %T'")).empty()) {
+    if (std::chrono::steady_clock::now() > until) return left;
+    std::this_thread::sleep_for(500ms);
+  }
+  return "";
+}
+
 class SlurmExecutor : public E2eTest {
  protected:
   void SetUp() override {
@@ -42,13 +83,19 @@ class SlurmExecutor : public E2eTest {
     int status = 0;
     const std::string nodes = sh("sinfo -h -N -o '%N %t' -p podium", &status);
     ASSERT_EQ(status, 0) << "sinfo failed: " << nodes;
-    // A previous test may have left n2 down: bring it back before starting.
-    sh("scontrol update nodename=n1,n2 state=resume");
+    // A previous test may have left a job behind or n2 down: start from an idle partition.
+    const std::string left = clear_partition(60s);
+    ASSERT_EQ(left, "") << "jobs still in the test partition";
+    const std::string down = resume_nodes("n1,n2", 60s);
+    ASSERT_EQ(down, "") << "test nodes not back in service";
     E2eTest::SetUp();
   }
   void TearDown() override {
-    if (std::getenv("SLURM_CONF")) sh("scontrol update nodename=n1,n2 state=resume");
     E2eTest::TearDown();
+    if (std::getenv("SLURM_CONF")) {
+      clear_partition(60s);
+      resume_nodes("n1,n2", 60s);
+    }
   }
 
   std::string slurm_cluster() {
@@ -151,7 +198,8 @@ TEST_F(SlurmExecutor, NodeSetDownIsHostLostAndTheRunResumesWithoutSpendingRestar
       << waiting.dump();
   EXPECT_EQ(waiting.value("state", ""), "starting") << waiting.dump();
 
-  ASSERT_EQ((sh("scontrol update nodename=n2 state=resume", &status), status), 0);
+  const std::string still_down = resume_nodes("n2", 60s);
+  ASSERT_EQ(still_down, "") << "n2 did not come back into service";
   json done;
   ASSERT_TRUE(wait_for_state(id, "succeeded", 300s, &done));
   EXPECT_EQ(done.value("restarts", -1), 0) << done.dump();

@@ -41,7 +41,7 @@ class ScratchDatabase {
 // Runs one statement outside any transaction (CREATE/DROP DATABASE need that).
 void admin_exec(const std::string& conninfo, const std::string& sql);
 
-// The repository root: $PODIUM_ROOT (ctest sets it), else derived from this file's path.
+// The repository root: $PODIUM_ROOT if set, else derived from this file's path.
 std::filesystem::path repo_root();
 
 // A fresh directory under /tmp, mode 0755 (the database account must be able to enter it when
