@@ -55,9 +55,11 @@ for slice in 0 1; do
     dir="$state/workers/slice$slice-host$host"
     mkdir -p "$dir"
     # The token goes by environment, not argv, where every local user could read it in ps.
+    # The demo's ranks run as whoever started it (--run-as is required of an agent run as root;
+    # on a shared host, name an unprivileged account: docs/operations.md).
     PODIUM_TOKEN="$worker_token" "$PODIUM_BIN_DIR/podium-worker" --server "$PODIUM_SERVER" \
       --cluster demo --slice "$slice" --host "$host" --workdir "$dir" --address 127.0.0.1 \
-      --log-format text > "$dir/agent.out" 2> "$dir/agent.log" &
+      --run-as "$(id -un)" --log-format text > "$dir/agent.out" 2> "$dir/agent.log" &
     echo $! >> "$pid_file"
   done
 done

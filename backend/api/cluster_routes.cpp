@@ -1,9 +1,11 @@
 // Clusters: slices of one accelerator type, their workers and worker tokens.
 #include "engine/core/accelerator.h"
 #include "engine/core/executor.h"
+#include "engine/core/launch_policy.h"
 #include "engine/core/provisioning.h"
 
 #include "backend/api/api_context.h"
+#include "backend/api/launch_policy_check.h"
 #include "backend/api/resolve.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
@@ -46,11 +48,27 @@ GcpFields read_gcp_fields(http::ObjectReader& in) {
   return f;
 }
 
+// The launch_policy field, validated (engine/core/launch_policy.h) and normalized with its
+// defaults filled in; nullopt when absent. An invalid policy is a 422 naming every field at fault.
+std::optional<std::string> read_launch_policy(const std::optional<nlohmann::json>& value) {
+  if (!value) return std::nullopt;
+  auto parsed = core::parse_launch_policy(*value);
+  if (!parsed.policy) {
+    std::vector<http::FieldError> fields;
+    for (const auto& e : parsed.errors) fields.push_back({e.field, e.message});
+    throw http::unprocessable("invalid launch_policy: " + parsed.errors.front().field + " " +
+                                  parsed.errors.front().message,
+                              fields);
+  }
+  return core::to_json(*parsed.policy).dump();
+}
+
 std::string cluster_select(const std::string& heartbeat_seconds_param) {
   return "SELECT c.id, c.seq, c.name, c.accelerator, c.num_slices, c.capacity, c.zone, "
          "c.project, c.reservation, c.network, "
          "c.price_per_chip_hour, "
-         "c.labels::text AS labels, c.executor::text AS executor, " +
+         "c.labels::text AS labels, c.executor::text AS executor, "
+         "c.launch_policy::text AS launch_policy, " +
          rfc3339("c.created_at") + " AS created_at, " + rfc3339("c.updated_at") +
          " AS updated_at, "
          "(SELECT count(*) FROM workers w WHERE w.cluster_id = c.id) AS registered, "
@@ -72,6 +90,7 @@ nlohmann::json cluster_json(const db::Result& r, size_t i) {
       {"price_per_chip_hour", nullable_double(r, i, "price_per_chip_hour")},
       {"labels", json_column(r, i, "labels").value_or(nlohmann::json::object())},
       {"executor", json_column(r, i, "executor").value_or(nlohmann::json{{"kind", "agent"}})},
+      {"launch_policy", launch_policy_json(r.at(i, "launch_policy"))},
       {"created_at", r.at(i, "created_at")},
       {"updated_at", r.at(i, "updated_at")}};
   auto parsed = core::parse_accelerator(r.at(i, "accelerator"));
@@ -159,6 +178,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto price = in.number("price_per_chip_hour", false, 0, 1e6);
     auto labels = in.object("labels", false, true);
     auto executor_json = in.any("executor");
+    auto launch_policy_json = in.any("launch_policy");
     if (name && !valid_name(*name))
       in.error("name",
                "use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit");
@@ -167,6 +187,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto parsed = core::parse_accelerator(*accelerator);
     if (!parsed.type) throw accelerator_problem(*parsed.error);
     const auto executor = read_executor(executor_json);
+    const auto launch_policy = read_launch_policy(launch_policy_json);
     const std::string id = new_id("clu");
     auto out = ctx.db.transact([&](db::Transaction& tx) {
       if (!tx.exec("SELECT 1 FROM clusters WHERE name = $1", {*name}).empty())
@@ -174,14 +195,15 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
       tx.exec(
           "INSERT INTO clusters (id, name, accelerator, num_slices, capacity, zone, "
           "price_per_chip_hour, labels, "
-          "created_by, executor, project, reservation, network) VALUES ($1, $2, $3, $4, $5, $6, "
-          "$7, $8::jsonb, $9, COALESCE($10::jsonb, '{\"kind\":\"agent\"}'::jsonb), $11, $12, "
-          "$13)",
+          "created_by, executor, project, reservation, network, launch_policy) VALUES ($1, $2, "
+          "$3, $4, $5, $6, $7, $8::jsonb, $9, COALESCE($10::jsonb, "
+          "'{\"kind\":\"agent\"}'::jsonb), $11, $12, $13, COALESCE($14::jsonb, '{}'::jsonb))",
           {id, *name, parsed.type->type, std::to_string(num_slices.value_or(1)),
            capacity.value_or("on-demand"), zone.value_or(""),
            price ? db::Param(std::to_string(*price)) : db::Param(),
            labels.value_or(nlohmann::json::object()).dump(), user_id(rc), executor,
-           gcp.project.value_or(""), gcp.reservation.value_or(""), gcp.network.value_or("")});
+           gcp.project.value_or(""), gcp.reservation.value_or(""), gcp.network.value_or(""),
+           launch_policy});
       audit(tx, rc, "create", "cluster", id, {{"name", *name}, {"accelerator", parsed.type->type}});
       return load_cluster(ctx, tx, id);
     });
@@ -208,6 +230,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
         const bool clear_price = in.is_null("price_per_chip_hour");
         auto labels = in.object("labels", false, true);
         auto executor_json = in.any("executor");
+        auto launch_policy_json = in.any("launch_policy");
         for (const char* fixed : {"name", "accelerator", "id"})
           if (in.present(fixed)) {
             in.any(fixed);
@@ -216,6 +239,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
         in.reject_unknown_fields();
         in.finish();
         const auto executor = read_executor(executor_json);
+        const auto launch_policy = read_launch_policy(launch_policy_json);
         auto out = ctx.db.transact([&](db::Transaction& tx) {
           auto id = find_cluster_id(tx, rc.param("id"));
           if (!id) throw http::not_found("no cluster " + rc.param("id"));
@@ -227,11 +251,13 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
               "coalesce($5::double precision, price_per_chip_hour) END, labels = "
               "coalesce($7::jsonb, labels), executor = coalesce($8::jsonb, executor), "
               "project = coalesce($9, project), reservation = coalesce($10, reservation), "
-              "network = coalesce($11, network), updated_at = now() WHERE id = $1",
+              "network = coalesce($11, network), "
+              "launch_policy = coalesce($12::jsonb, launch_policy), updated_at = now() "
+              "WHERE id = $1",
               {*id, num_slices ? db::Param(std::to_string(*num_slices)) : db::Param(), capacity,
                zone, price ? db::Param(std::to_string(*price)) : db::Param(),
                clear_price ? "true" : "false", labels ? db::Param(labels->dump()) : db::Param(),
-               executor, gcp.project, gcp.reservation, gcp.network});
+               executor, gcp.project, gcp.reservation, gcp.network, launch_policy});
           audit(tx, rc, "update", "cluster", *id, body);
           return load_cluster(ctx, tx, *id);
         });

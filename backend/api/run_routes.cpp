@@ -3,6 +3,7 @@
 
 #include "backend/api/api_context.h"
 #include "backend/api/compile_check.h"
+#include "backend/api/launch_policy_check.h"
 #include "backend/api/resolve.h"
 #include "backend/api/run_submission.h"
 #include "backend/api/run_view.h"
@@ -81,6 +82,7 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
     const std::string id = new_id("run");
     auto r = ctx.db.transact([&](db::Transaction& tx) {
       auto s = prepare_submission(tx, body);  // 400 field errors, 422 unknown cluster/dataset
+      enforce_launch_policy(tx, s.spec, s.cluster_id, *rc.principal);  // 403 when not allowed
       if (!s.plan_ok && !s.spec.force) {
         auto p =
             http::unprocessable("the plan has errors; fix them or submit with \"force\": true");

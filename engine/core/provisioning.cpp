@@ -113,13 +113,18 @@ std::string xpk_workload_name(const std::string& cluster) {
   return out;
 }
 
+// Containers start as root and a root agent insists on being told whom ranks run as: the
+// container is the isolation boundary there (TPU and GPU devices need a privileged pod anyway),
+// so root, written out (an image with an account of its own: replace it).
+constexpr const char* kContainerRunAs = " --run-as root";
+
 // The agent of one container: its slice and host from the index the platform gives the
 // container. Arithmetic expansion, so that an unset MEGASCALE_SLICE_ID (one slice) counts as 0.
 std::string agent_in_container(const ProvisioningRequest& req, OptionBuilder& b,
                                const std::string& slice_expr, const std::string& host_expr) {
   return "exec podium-worker --server " + b.field(req.server_url, "PODIUM_SERVER", kServerWhy) +
          " --cluster " + shell_quote(req.cluster) + " --slice $((" + slice_expr + ")) --host $((" +
-         host_expr + "))";
+         host_expr + "))" + kContainerRunAs;
 }
 
 // Vertex AI's machine for a GPU family: machine type and accelerator enum.
@@ -321,7 +326,8 @@ ProvisioningOption vertex_option(const ProvisioningRequest& req) {
       "print(0 if t[\"type\"]==\"workerpool0\" else 1+t[\"index\"])') && exec podium-worker "
       "--server " +
       shell_quote(server.empty() ? "PODIUM_SERVER" : server) + " --cluster " +
-      shell_quote(req.cluster) + " --slice $((R / " + hosts + ")) --host $((R % " + hosts + "))";
+      shell_quote(req.cluster) + " --slice $((R / " + hosts + ")) --host $((R % " + hosts + "))" +
+      kContainerRunAs;
   const nlohmann::json container = {
       {"imageUri", image.empty() ? "IMAGE" : image},
       {"command", {"sh", "-c", script}},

@@ -237,6 +237,11 @@ int Agent::run() {
                 ec ? ec.message() : "not a directory");
     return 1;
   }
+  if (options_.run_as) {
+    // Ranks of other accounts may not read other runs' output or the agent's spool.
+    for (const char* own : {"logs", "spool"})
+      fs::permissions(options_.workdir / own, fs::perms::owner_all, fs::perm_options::replace, ec);
+  }
   clear_stale_spool();
 
   Backoff backoff(options_.timings.backoff_initial, options_.timings.backoff_max);
@@ -454,6 +459,7 @@ void Agent::handle(const nlohmann::json& message) {
   ctx.budget = &budget_;
   ctx.agent_workdir = options_.workdir;
   ctx.base_env = base_env_;
+  ctx.run_as = options_.run_as;
   ctx.timings = options_.timings;
   ctx.spool = options_.spool;
   auto runner = std::make_unique<RankRunner>(std::move(a), std::move(ctx));

@@ -23,6 +23,7 @@
 #include "engine/worker/log_spool.h"
 #include "engine/worker/process.h"
 #include "engine/worker/rank_runner.h"
+#include "engine/worker/run_as.h"
 
 namespace podium::worker {
 
@@ -44,6 +45,8 @@ struct AgentOptions {
   // watched, and heartbeats say nothing about notices).
   std::shared_ptr<MetadataSource> metadata;
   std::chrono::milliseconds notice_poll{5000};
+  // --run-as another account (the agent is root): ranks start as it (engine/worker/run_as.h).
+  std::optional<RunAs> run_as;
   // Called once, when the first registration succeeded, with the line main() prints.
   std::function<void(const std::string&)> announce;
 };

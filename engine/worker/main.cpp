@@ -151,9 +151,15 @@ int run(int argc, char** argv) {
     std::cerr << "podium-worker: --server: " << url_error << "\n";
     return 2;
   }
+  const RunAsResolution run_as = resolve_run_as(f.run_as, ::geteuid());
+  if (!run_as.error.empty()) {
+    std::cerr << "podium-worker: " << run_as.error << "\n";
+    return 2;
+  }
   configure_logging(f.log_format);
 
   AgentOptions options;
+  options.run_as = run_as.account;
   options.cluster = f.cluster;
   options.slice = f.slice;
   options.host = f.host;
@@ -174,8 +180,9 @@ int run(int argc, char** argv) {
 
   log().info(
       "podium-worker {} starting: server {}, cluster {} slice {} host {}, workdir {}, "
-      "address {}",
-      podium::client::client_version(), f.server, f.cluster, f.slice, f.host, f.workdir, f.address);
+      "address {}, ranks as {}",
+      podium::client::client_version(), f.server, f.cluster, f.slice, f.host, f.workdir, f.address,
+      run_as.account ? run_as.account->name : "the agent's own account");
   Agent agent(options, make_http_control_plane(f.server, f.token), make_posix_launcher(),
               std::make_shared<SteadyClock>());
   std::thread signal_thread([&agent, signals] {

@@ -32,7 +32,7 @@ std::string usage() {
   return "usage: podium-worker --server URL --token TOKEN --cluster NAME --slice I --host J\n"
          "                     [--workdir DIR] [--address ADDR] [--hostname NAME] [--devices N]\n"
          "                     [--spool-max-bytes N] [--log-format text|json]\n"
-         "                     [--metadata-url URL|none]\n"
+         "                     [--metadata-url URL|none] [--run-as USER]\n"
          "\n"
          "  --server URL           podium-server base URL (default: $PODIUM_SERVER)\n"
          "  --token TOKEN          worker token of the cluster (default: $PODIUM_TOKEN)\n"
@@ -49,7 +49,9 @@ std::string usage() {
          "  --metadata-url URL     the host's metadata server, watched for preemption and\n"
          "                         maintenance notices; none turns the watch off (default:\n"
          "                         $PODIUM_METADATA_URL, else\n"
-         "                         http://metadata.google.internal/computeMetadata/v1/instance)\n";
+         "                         http://metadata.google.internal/computeMetadata/v1/instance)\n"
+         "  --run-as USER          the account ranks run as (default: $PODIUM_RUN_AS); required\n"
+         "                         when the agent runs as root (--run-as root to keep root)\n";
 }
 
 std::string default_address() {
@@ -101,10 +103,10 @@ ParsedFlags parse_flags(
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
     }
-    static const char* const kKnown[] = {"--server",          "--token",      "--cluster",
-                                         "--slice",           "--host",       "--workdir",
-                                         "--address",         "--hostname",   "--devices",
-                                         "--spool-max-bytes", "--log-format", "--metadata-url"};
+    static const char* const kKnown[] = {
+        "--server",     "--token",        "--cluster",  "--slice",   "--host",
+        "--workdir",    "--address",      "--hostname", "--devices", "--spool-max-bytes",
+        "--log-format", "--metadata-url", "--run-as"};
     bool known = false;
     for (const char* k : kKnown) known = known || name == k;
     if (!known) return fail("unknown flag: " + name);
@@ -144,6 +146,9 @@ ParsedFlags parse_flags(
     } else if (name == "--metadata-url") {
       if (v.empty()) return fail("--metadata-url must be a URL or none");
       f.metadata_url = v;
+    } else if (name == "--run-as") {
+      if (v.empty()) return fail("--run-as needs an account name");
+      f.run_as = v;
     }
   }
   if (f.help) {
@@ -151,6 +156,7 @@ ParsedFlags parse_flags(
     return result;
   }
   if (f.server.empty()) f.server = getenv("PODIUM_SERVER").value_or("");
+  if (f.run_as.empty()) f.run_as = getenv("PODIUM_RUN_AS").value_or("");
   if (f.token.empty()) f.token = getenv("PODIUM_TOKEN").value_or("");
   if (f.metadata_url.empty())
     f.metadata_url = getenv("PODIUM_METADATA_URL")

@@ -24,6 +24,8 @@ struct WorkerFlags {
   // --metadata-url or PODIUM_METADATA_URL: the instance directory of the host's metadata server,
   // watched for preemption notices; "none" turns the watch off. Default: Compute Engine's.
   std::string metadata_url;
+  // --run-as or PODIUM_RUN_AS: the account ranks run as (engine/worker/run_as.h).
+  std::string run_as;
   bool help = false;
 };
 

@@ -2,6 +2,7 @@
 // multi-threaded parent the child may only make async-signal-safe calls until exec.
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -24,7 +25,8 @@ struct ChildFailure {
   int step;
   int err;
 };
-constexpr const char* kSteps[] = {"setsid", "stdin", "stdout", "stderr", "chdir", "exec"};
+constexpr const char* kSteps[] = {"setsid", "stdin",     "stdout", "stderr", "chdir",
+                                  "exec",   "setgroups", "setgid", "setuid"};
 
 [[noreturn]] void child_fail(int fd, int step) {
   ChildFailure f{step, errno};
@@ -144,6 +146,10 @@ class PosixLauncher final : public ProcessLauncher {
     for (size_t i = spec.argv.size(); i < storage.size(); ++i) envp.push_back(storage[i].data());
     envp.push_back(nullptr);
     const std::string cwd = spec.cwd.string();
+    const bool switch_account = spec.run_as.has_value();
+    const std::vector<gid_t> groups = switch_account ? spec.run_as->groups : std::vector<gid_t>{};
+    const uid_t uid = switch_account ? spec.run_as->uid : 0;
+    const gid_t gid = switch_account ? spec.run_as->gid : 0;
 
     int out_pipe[2] = {-1, -1};
     int err_pipe[2] = {-1, -1};
@@ -182,6 +188,12 @@ class PosixLauncher final : public ProcessLauncher {
       if (::dup2(null_fd, 0) < 0) child_fail(w, 1);
       if (::dup2(out_pipe[1], 1) < 0) child_fail(w, 2);
       if (::dup2(err_pipe[1], 2) < 0) child_fail(w, 3);
+      if (switch_account) {
+        // Groups first: once the uid is dropped the process may not change them any more.
+        if (::setgroups(groups.size(), groups.data()) != 0) child_fail(w, 6);
+        if (::setgid(gid) != 0) child_fail(w, 7);
+        if (::setuid(uid) != 0) child_fail(w, 8);
+      }
       if (::chdir(cwd.c_str()) != 0) child_fail(w, 4);
       close_inherited_fds(w);
       ::execve(program.c_str(), argv.data(), envp.data());
@@ -203,7 +215,9 @@ class PosixLauncher final : public ProcessLauncher {
       }
       close_fd(out_pipe[0]);
       close_fd(err_pipe[0]);
-      const std::string what = failure.step == 4 ? cwd : spec.argv[0];
+      const std::string what = failure.step == 4   ? cwd
+                               : failure.step >= 6 ? "to " + spec.run_as->name
+                                                   : spec.argv[0];
       result.error =
           std::string(kSteps[failure.step]) + " " + what + ": " + std::strerror(failure.err);
       return result;

@@ -12,12 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "engine/worker/run_as.h"
+
 namespace podium::worker {
 
 struct LaunchSpec {
   std::vector<std::string> argv;  // argv[0] is searched in the PATH of `env` when it has no '/'
   std::vector<std::string> env;   // the child's whole environment, KEY=VALUE
   std::filesystem::path cwd;
+  // Another account to start the process as (the agent is root and --run-as named it): its
+  // groups, group and user are set in the child before chdir and exec.
+  std::optional<RunAs> run_as;
 };
 
 struct ExitStatus {

@@ -183,17 +183,34 @@ void RankRunner::supervise() {
   LaunchSpec spec;
   spec.argv = assignment_.command;
   spec.env = merge_environment(ctx_.base_env, env);
-  if (assignment_.workdir.empty())
-    spec.cwd = code_dir.empty() ? ctx_.agent_workdir : code_dir;
-  else if (assignment_.workdir.front() != '/')
+  spec.run_as = ctx_.run_as;
+  if (assignment_.workdir.empty()) {
+    // Another account gets a directory of its own: the agent's work directory is not its.
+    const fs::path agent_default = ctx_.run_as ? ctx_.agent_workdir / "ranks" : ctx_.agent_workdir;
+    spec.cwd = code_dir.empty() ? agent_default : code_dir;
+  } else if (assignment_.workdir.front() != '/') {
     spec.cwd = code_dir / assignment_.workdir;  // a directory inside the bundle
-  else
+  } else {
     spec.cwd = fs::path(assignment_.workdir);
+  }
   std::error_code ec;
+  const bool existed = fs::is_directory(spec.cwd, ec);
   fs::create_directories(spec.cwd, ec);
   if (ec && !fs::is_directory(spec.cwd)) {
     return fail_to_start("cannot create the working directory " + spec.cwd.string() + ": " +
                          ec.message());
+  }
+  if (ctx_.run_as) {
+    apply_account_environment(*ctx_.run_as, spec.env);
+    // What the agent made for this rank becomes the account's: its copy of the code (Python
+    // writes __pycache__ next to it, training scripts write beside themselves) and a working
+    // directory the agent created. A directory that existed stays as its owner set it.
+    std::string error;
+    if (!code_dir.empty())
+      error = give_tree(code_dir, *ctx_.run_as);
+    else if (!existed)
+      error = give_tree(spec.cwd, *ctx_.run_as);
+    if (!error.empty()) return fail_to_start(error);
   }
   LaunchResult launched = ctx_.launcher->launch(spec);
   if (!launched.child) return fail_to_start(launched.error);

@@ -45,6 +45,8 @@ struct RankContext {
   SpoolBudget* budget = nullptr;
   std::filesystem::path agent_workdir;  // logs/ and spool/ live here; default process cwd
   std::vector<std::string> base_env;    // the agent's environment
+  // --run-as another account: the rank starts as it, in a directory it owns.
+  std::optional<RunAs> run_as;
   RetryTimings timings;
   SpoolOptions spool;
   // Each line of the rank's output as it is read (podium-worker attach: the engine's own log,

@@ -314,7 +314,8 @@ std::string E2eTest::create_cluster(const std::string& accelerator, int num_slic
   return name;
 }
 
-WorkerProcess& E2eTest::start_worker(const std::string& cluster, int slice, int host) {
+WorkerProcess& E2eTest::start_worker(const std::string& cluster, int slice, int host,
+                                     const std::string& run_as) {
   auto it = worker_tokens_.find(cluster);
   if (it == worker_tokens_.end())
     it = worker_tokens_.emplace(cluster, podium_->worker_token(cluster)).first;
@@ -324,6 +325,7 @@ WorkerProcess& E2eTest::start_worker(const std::string& cluster, int slice, int 
   o.cluster = cluster;
   o.slice = slice;
   o.host = host;
+  o.run_as = run_as;
   o.name = "worker-s" + std::to_string(slice) + "h" + std::to_string(host);
   o.workdir =
       dir() / ("agent-" + cluster + "-s" + std::to_string(slice) + "h" + std::to_string(host));

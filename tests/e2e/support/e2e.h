@@ -136,8 +136,9 @@ class E2eTest : public ::testing::Test {
   // POST /api/v1/clusters as admin ({"name","accelerator","num_slices"}); returns the name.
   std::string create_cluster(const std::string& accelerator, int num_slices);
   // Starts a podium-worker for (cluster, slice, host) with a token of that cluster and waits for
-  // its "registered" line. The fixture owns it.
-  WorkerProcess& start_worker(const std::string& cluster, int slice, int host);
+  // its "registered" line. The fixture owns it. Ranks run as `run_as` (default: as the tests).
+  WorkerProcess& start_worker(const std::string& cluster, int slice, int host,
+                              const std::string& run_as = "");
   WorkerProcess* worker_with_id(const std::string& worker_id);
   const std::vector<std::unique_ptr<WorkerProcess>>& workers() const { return workers_; }
   // A text dataset written by the reference workload's make_dataset.py and registered as admin;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,11 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr const char* kRegisteredLine = "podium-worker registered as ";
+
+std::string current_account() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  return pw != nullptr ? std::string(pw->pw_name) : std::to_string(::geteuid());
+}
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -207,6 +213,10 @@ void WorkerProcess::spawn() {
                                    options_.workdir.string(),
                                    "--address",
                                    options_.address};
+  // The agent refuses to start as root without being told whom ranks run as: the tests say
+  // "as the account running the tests" unless they ask for another one.
+  args.push_back("--run-as");
+  args.push_back(options_.run_as.empty() ? current_account() : options_.run_as);
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
 
   child_.start(args, options_.env, log_path);

@@ -39,6 +39,7 @@ struct WorkerOptions {
   std::string address = "127.0.0.1";
   std::map<std::string, std::string> env;
   std::vector<std::string> extra_args;
+  std::string run_as;                    // --run-as; default: the account running the tests
   std::string binary = "podium-worker";  // under bin_dir()
   std::string name;                      // default "worker-s<slice>h<host>"
   std::chrono::milliseconds ready_timeout{60000};

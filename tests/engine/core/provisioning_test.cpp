@@ -159,6 +159,8 @@ TEST(ProvisioningTest, XpkRunsTheTpuAgentsAsAWorkloadWithShortNames) {
   EXPECT_THAT(xpk->commands[1], HasSubstr("--tpu-type v6e-16 --num-slices 2 --docker-image "));
   EXPECT_THAT(xpk->commands[1],
               HasSubstr("--slice $((MEGASCALE_SLICE_ID)) --host $((JOB_COMPLETION_INDEX))"));
+  // The container starts as root: the agent is told whom ranks run as, or it refuses to start.
+  EXPECT_THAT(xpk->commands[1], HasSubstr("--run-as root"));
   std::smatch m;
   ASSERT_TRUE(std::regex_search(xpk->commands[1], m, std::regex("--workload ([^ ]+)")));
   EXPECT_LE(m[1].str().size(), 40u);
@@ -196,6 +198,7 @@ TEST(ProvisioningTest, GpuNodesAsAVertexCustomJobWithOnePrimaryReplica) {
     const std::string script = pools[1]["containerSpec"]["command"][2];
     EXPECT_THAT(script, HasSubstr("CLUSTER_SPEC"));
     EXPECT_THAT(script, HasSubstr("--slice $((R / 2)) --host $((R % 2))"));
+    EXPECT_THAT(script, HasSubstr("--run-as root"));
     const std::string strategy = spec["scheduling"]["strategy"];
     EXPECT_EQ(strategy, std::string(capacity) == "spot"   ? "SPOT"
                         : std::string(capacity) == "flex" ? "FLEX_START"

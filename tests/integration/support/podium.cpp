@@ -70,7 +70,12 @@ User Podium::create_user(const std::string& role, const std::optional<std::strin
 
 nlohmann::json Podium::create_cluster(const std::string& name, const std::string& accelerator,
                                       const nlohmann::json& extra) {
-  nlohmann::json body = {{"name", name}, {"accelerator", accelerator}};
+  // Members may submit command workloads on the tests' clusters (submit_run's runs are
+  // `command: ["true"]`); the default policy, admins only, is tested on clusters that say
+  // nothing (LaunchPolicy tests) or pass their own launch_policy in `extra`.
+  nlohmann::json body = {{"name", name},
+                         {"accelerator", accelerator},
+                         {"launch_policy", {{"command_roles", {"admin", "member"}}}}};
   for (const auto& [k, v] : extra.items()) body[k] = v;
   return require_status(admin().post("/api/v1/clusters", body), 201).json;
 }

@@ -74,7 +74,8 @@ class Podium {
   User create_user(const std::string& role,
                    const std::optional<std::string>& password = std::nullopt,
                    std::string username = "");
-  // POST /api/v1/clusters as admin.
+  // POST /api/v1/clusters as admin, with a launch policy that lets members submit commands
+  // (unless `extra` has its own launch_policy).
   nlohmann::json create_cluster(const std::string& name, const std::string& accelerator = "cpu-1",
                                 const nlohmann::json& extra = nlohmann::json::object());
   // POST /api/v1/clusters/{cluster}/worker-tokens as admin: the token.
