@@ -4,7 +4,7 @@
 set -euo pipefail
 
 DEBIAN_PACKAGES=(
-  build-essential cmake pkg-config ninja-build git curl ca-certificates procps
+  build-essential cmake pkg-config ninja-build mold git curl ca-certificates procps
   libboost1.81-dev libboost-url1.81-dev
   nlohmann-json3-dev libpq-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libsodium-dev libssl-dev zlib1g-dev

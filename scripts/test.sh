@@ -10,11 +10,13 @@ step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
 step "setup"
 ./scripts/setup.sh
 
-step "build (Debug, all targets)"
-./scripts/build.sh build/test -DCMAKE_BUILD_TYPE=Debug -DPODIUM_BENCH=OFF
+# In CI nobody attaches a debugger: -g1 keeps functions and line tables for stack traces and
+# compiles faster than full debug info. Locally the builds keep -g.
+debug=()
+[ "${CI:-}" = "true" ] && debug=(-DCMAKE_CXX_FLAGS_DEBUG=-g1)
 
-step "build (ASan+UBSan, unit tests only)"
-./scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DPODIUM_UNIT_ONLY=ON -DPODIUM_SANITIZE=ON
+step "build (Debug, all targets)"
+./scripts/build.sh build/test -DCMAKE_BUILD_TYPE=Debug -DPODIUM_BENCH=OFF "${debug[@]}"
 
 step "test PostgreSQL"
 export PODIUM_TEST_PG_DIR="${PODIUM_TEST_PG_DIR:-$root/build/test-pg}"
@@ -25,17 +27,27 @@ export PODIUM_TEST_DATABASE_URL
 step "test Slurm (slurmctld and two slurmd on this machine)"
 export PODIUM_TEST_SLURM_DIR="${PODIUM_TEST_SLURM_DIR:-$root/build/test-slurm}"
 eval "$(./scripts/test-slurm.sh start)"
-trap './scripts/test-postgres.sh stop >/dev/null 2>&1 || true; ./scripts/test-slurm.sh stop >/dev/null 2>&1 || true' EXIT
+
+# The sanitizer and fuzz builds run beside the ctest run at the lowest priority: the integration
+# and e2e tests spend much of their time waiting on processes, deadlines and timeouts, and the
+# builds take only the CPU the tests leave idle (nice 19 weighs 15 against the tests' 1024).
+step "build in the background: ASan+UBSan (unit tests), ThreadSanitizer (server, database, hub, worker), fuzz targets"
+sanitizer_builds_log=build/sanitizer-builds.log
+mkdir -p build
+(
+  set -e
+  echo "== ASan+UBSan build"
+  nice -n 19 ./scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DPODIUM_UNIT_ONLY=ON \
+    -DPODIUM_SANITIZE=ON "${debug[@]}"
+  echo "== ThreadSanitizer build"
+  nice -n 19 ./scripts/build.sh build/tsan -DCMAKE_BUILD_TYPE=Debug -DPODIUM_TSAN=ON "${debug[@]}"
+  echo "== fuzz build"
+  nice -n 19 ./scripts/fuzz.sh --build-only
+) >"$sanitizer_builds_log" 2>&1 &
+builds_pid=$!
+trap 'kill "$builds_pid" 2>/dev/null || true; ./scripts/test-postgres.sh stop >/dev/null 2>&1 || true; ./scripts/test-slurm.sh stop >/dev/null 2>&1 || true' EXIT
 
 status=0
-step "unit tests under ASan+UBSan"
-# Each test binary runs once as a whole: one process per test (ctest's way) costs ASan's start
-# and leak check 390 times, over two minutes, for a suite that runs in seconds.
-for binary in build/asan/bin/*_tests; do
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$binary" --gtest_brief=1 || status=1
-done
-
 step "unit, integration and e2e tests"
 set +e
 ctest --test-dir build/test --output-on-failure -j "$(nproc)" --timeout 600 2>&1 | tee build/test/ctest.log
@@ -49,6 +61,26 @@ if [ "${CI:-}" = "true" ] && grep -q '(Skipped)' build/test/ctest.log; then
   grep '(Skipped)' build/test/ctest.log
   status=1
 fi
+
+step "waiting for the background builds"
+if ! wait "$builds_pid"; then
+  echo "the sanitizer or fuzz build failed:"; tail -60 "$sanitizer_builds_log"; exit 1
+fi
+
+step "unit tests under ASan+UBSan"
+# Each test binary runs once as a whole: one process per test (ctest's way) costs ASan's start
+# and leak check 390 times, over two minutes, for a suite that runs in seconds.
+for binary in build/asan/bin/*_tests; do
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$binary" --gtest_brief=1 || status=1
+done
+
+step "server, database, hub and worker tests under ThreadSanitizer"
+# Suppressions only for third-party code, each explained in the file.
+for binary in build/tsan/bin/podium_worker_tests build/tsan/bin/podium_db_tests; do
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan/suppressions.txt" \
+    "$binary" --gtest_brief=1 || status=1
+done
 
 step "fuzz targets: committed corpora replayed, then each fuzzed briefly (clang, libFuzzer)"
 PODIUM_FUZZ_SECONDS="${PODIUM_FUZZ_SECONDS:-10}" ./scripts/fuzz.sh || status=1
