@@ -8,7 +8,7 @@ clock); the latency of a run is that time minus the client's clock just before i
 POST /api/v1/runs. The next run is submitted once the previous one has succeeded and the agent
 is back in its long poll, so every sample is one dispatch to an idle worker.
 
-Prints p50/p90/max and writes bench/results/dispatch_latency.json. Target: p50 < 100 ms.
+Prints p50/p90/max and writes bench/results/dispatch_latency.json. Target: p50 < 50 ms.
 Standard library only (Debian's /usr/bin/python3).
 
   /usr/bin/python3 bench/dispatch_latency.py [--bin-dir build/release/bin] [-n 30]
@@ -19,6 +19,7 @@ import datetime
 import json
 import math
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -32,7 +33,7 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET_P50_MS = 100.0
+TARGET_P50_MS = 50.0  # issue 11
 MARK = "podium-bench-start"
 
 
@@ -171,7 +172,9 @@ def main():
             procs.append(subprocess.Popen(
                 [os.path.join(bin_dir, "podium-worker"), "--server", base, "--token", wtoken,
                  "--cluster", cluster, "--slice", "0", "--host", "0",
-                 "--workdir", os.path.join(tmp, "worker"), "--address", "127.0.0.1"],
+                 "--workdir", os.path.join(tmp, "worker"), "--address", "127.0.0.1",
+                 # The agent's own account: a root agent must name one (engine/worker/run_as.h).
+                 "--run-as", pwd.getpwuid(os.getuid()).pw_name],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 env=clean_env()))
         wait_for_line(procs[1], worker_log, r"podium-worker registered as \S+", 60,
@@ -230,6 +233,7 @@ def main():
             "latency_ms": {
                 "p50": round(percentile(s, 50), 3),
                 "p90": round(percentile(s, 90), 3),
+                "p99": round(percentile(s, 99), 3),
                 "max": round(s[-1], 3),
                 "min": round(s[0], 3),
                 "mean": round(statistics.mean(s), 3),

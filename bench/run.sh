@@ -31,11 +31,7 @@ if [ "$found" = 0 ]; then
   exit 1
 fi
 
-# Dispatch latency (submit -> process started) against a real server and worker.
-cmake --build "$build" --target podium-server podium-worker -j "$jobs"
-echo "== dispatch_latency"
-/usr/bin/python3 "$root/bench/dispatch_latency.py" --bin-dir "$build/bin"
-
-# A pod's worth of simulated agents on one server: heartbeats, parked long-polls, a gang's wake-up.
-echo "== agent_scale"
-/usr/bin/python3 "$root/bench/agent_scale.py" --bin-dir "$build/bin"
+# Issue 11's scenarios (ingestion vs COPY, GET /runs/{id} vs nginx, queries at 10 M metric rows
+# and 100 M log lines vs psql, dispatch latency, agent scale, server memory): bench/limits.sh,
+# which writes bench/results/latest.json and the table in docs/benchmarks.md.
+PODIUM_BENCH_BUILD="$build" "$root/bench/limits.sh"

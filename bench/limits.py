@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""Benchmarks against the limits of the machine (issue 11), each with its baseline measured in
+the same run: agent-API ingestion against psql COPY, GET /runs/{id} against nginx serving the
+same bytes, queries at 10 M metric rows and 100 M log lines against the same SQL in psql,
+dispatch latency, agent scale, server memory under held connections, the README's first command.
+
+Starts its own PostgreSQL (scripts/test-postgres.sh in <build>/limits-pg, kept between runs with
+the generated history so that later runs skip the seeding; --fresh starts over), a Release
+podium-server on loopback, nginx and wrk (installed with apt-get when missing, saying so), and
+stops every process it started. Writes bench/results/latest.json and the table in
+docs/benchmarks.md. Exit status 1 when a scenario misses its target.
+
+  /usr/bin/python3 bench/limits.py --bin-dir build-bench/bin [--only ingest_logs,api_get_run]
+"""
+
+import argparse
+import datetime
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from limits_lib import fold, http_limits, ingest, quickstart, report, scale  # noqa: E402
+from limits_lib.common import ROOT, Client, Psql, Server, log, scenario  # noqa: E402
+
+ALL = ["ingest_metrics", "ingest_logs", "api_get_run", "dispatch_latency", "agent_scale",
+       "query_metrics", "summary_compare", "log_query", "server_rss", "quickstart"]
+
+
+def pg(cmd, pg_dir):
+    env = dict(os.environ, PODIUM_TEST_PG_DIR=pg_dir)
+    return subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh"), cmd], env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin-dir", default=os.path.join(ROOT, "build-bench", "bin"))
+    ap.add_argument("--only", help="comma-separated scenarios (default: all but quickstart; "
+                    "quickstart builds a clone from nothing)")
+    ap.add_argument("--quickstart", action="store_true", help="also run quickstart")
+    ap.add_argument("--pg-dir", help="the bench PostgreSQL (default <bin-dir>/../limits-pg)")
+    ap.add_argument("--fresh", action="store_true", help="drop the kept database first")
+    ap.add_argument("--ingest-batches", type=int, default=20,
+                    help="batches of 500 lines per agent and ingest scenario (default 20)")
+    ap.add_argument("--log-lines", type=int, default=100_000_000)
+    ap.add_argument("--seed-budget", type=int, default=3600,
+                    help="seconds of data generation per invocation (resumed by the next)")
+    ap.add_argument("--samples", type=int, default=200, help="requests per query scenario")
+    ap.add_argument("--wrk-seconds", type=int, default=10)
+    ap.add_argument("--dispatch-runs", type=int, default=200)
+    ap.add_argument("--agents", type=int, default=1000, help="agent_scale's agents")
+    ap.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "latest.json"))
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    args = ap.parse_args()
+    chosen = args.only.split(",") if args.only else [s for s in ALL if s != "quickstart"]
+    if args.quickstart and "quickstart" not in chosen:
+        chosen.append("quickstart")
+    unknown = [s for s in chosen if s not in ALL]
+    if unknown:
+        sys.exit(f"limits: unknown scenario(s) {unknown}; known: {ALL}")
+    bin_dir = os.path.abspath(args.bin_dir)
+    pg_dir = args.pg_dir or os.path.join(os.path.dirname(bin_dir), "limits-pg")
+
+    t_start = time.monotonic()
+    tmp = tempfile.mkdtemp(prefix="podium-limits-")
+    os.chmod(tmp, 0o755)
+    rows, failures, extra = [], {}, {}
+    server = None
+    # The admin token counts only on a database's first start: kept beside the kept database.
+    token_file = os.path.join(pg_dir, "bench-admin-token")
+    if args.fresh:
+        pg("stop", pg_dir)
+        if os.path.exists(token_file):
+            os.unlink(token_file)
+    url = pg("start", pg_dir)
+    if not os.path.exists(token_file):
+        with open(token_file, "w") as f:
+            f.write("pdm_bench_" + os.urandom(16).hex())
+    with open(token_file) as f:
+        token = f.read().strip()
+    log(f"PostgreSQL {url} (kept in {pg_dir})")
+    psql = Psql(url)
+    # Memory for the 10 M / 100 M row tables: PostgreSQL's 128 MB default is a laptop's.
+    if psql.value("SHOW shared_buffers") != "2GB":
+        psql.run("ALTER SYSTEM SET shared_buffers = '2GB'")
+        psql.run("ALTER SYSTEM SET maintenance_work_mem = '1GB'")
+        psql.run("ALTER SYSTEM SET max_wal_size = '8GB'")
+        pg("restart", pg_dir)
+    try:
+        server = Server(bin_dir, url, tmp, token)
+
+        def attempt(names, fn):
+            names = [n for n in names if n in chosen]
+            if not names:
+                return
+            try:
+                rows.extend(r for r in fn(names) if r["name"] in chosen)
+            except Exception as e:  # a broken scenario is reported, the others still run
+                traceback.print_exc()
+                for n in names:
+                    failures[n] = str(e)[:500]
+
+        attempt(["ingest_metrics", "ingest_logs"],
+                lambda names: ingest.run(server, psql, tmp, 32, args.ingest_batches, names))
+        attempt(["api_get_run"], lambda _: http_limits.api_get_run(server, tmp, args.wrk_seconds))
+        if any(n in chosen for n in ("query_metrics", "summary_compare", "log_query")):
+            data = scale.seed(psql, server, args.log_lines, args.seed_budget)
+            extra["scale"] = data
+            client = Client(server.port, server.token)
+            attempt(["query_metrics"],
+                    lambda _: scale.query_metrics(client, psql, data, args.samples))
+            attempt(["summary_compare"],
+                    lambda _: scale.summary_compare(client, data, args.samples))
+            attempt(["log_query"], lambda _: scale.log_query(
+                client, psql, data, args.samples,
+                "strpos(lower(l.line), lower($9::text)) > 0"))
+        server.stop()
+        server = None
+        attempt(["server_rss"], lambda _: http_limits.server_rss(
+            lambda settings: Server(bin_dir, url, tmp, token, settings)))
+        attempt(["dispatch_latency"],
+                lambda _: fold.dispatch_latency(bin_dir, args.dispatch_runs))
+        attempt(["agent_scale"], lambda _: fold.agent_scale(bin_dir, args.agents))
+        attempt(["quickstart"], lambda _: quickstart.quickstart(tmp))
+    finally:
+        if server is not None:
+            server.stop()
+        # Stopped, its data kept for the next run's query scenarios.
+        subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh"), "pause"],
+                       env=dict(os.environ, PODIUM_TEST_PG_DIR=pg_dir), capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    for name, err in failures.items():
+        rows.append(scenario(name, None, "", "", False, error=err))
+    rows.sort(key=lambda r: ALL.index(r["name"]))
+    extra.update({"date": datetime.datetime.now(datetime.timezone.utc)
+                  .isoformat(timespec="seconds"), "wall_seconds": round(
+                      time.monotonic() - t_start, 1), "binaries": os.path.relpath(bin_dir, ROOT)})
+    doc = report.write_json(args.output, rows, extra)
+    report.write_markdown(args.doc, doc)
+    print(report.table(doc))
+    log(f"wrote {args.output} and the table in {args.doc} ({extra['wall_seconds']:.0f} s)")
+    return 0 if all(r["meets"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""api_get_run: GET /api/v1/runs/{id} under wrk (keep-alive, 64 connections) against nginx serving
+a static file of the same bytes on loopback, in the same run. server_rss: the server's resident
+memory while it holds 1,000 idle keep-alive connections, 200 parked assignment polls and 20 SSE
+log followers."""
+
+import os
+import re
+import resource
+import socket
+import subprocess
+import time
+
+from .common import Client, free_port, log, require_tool, scenario
+
+TARGET_RATIO = 0.5
+TARGET_P99_MS = 10.0
+TARGET_RSS_MB = 150.0
+NGINX_CONF = """worker_processes {workers};
+daemon off;
+pid {prefix}/nginx.pid;
+error_log {prefix}/nginx-error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  sendfile on;
+  tcp_nodelay on;
+  keepalive_requests 1000000;
+  keepalive_timeout 60s;
+  client_body_temp_path {prefix}/client_body;
+  proxy_temp_path {prefix}/proxy;
+  fastcgi_temp_path {prefix}/fastcgi;
+  uwsgi_temp_path {prefix}/uwsgi;
+  scgi_temp_path {prefix}/scgi;
+  server {{
+    listen 127.0.0.1:{port};
+    root {prefix}/www;
+    location / {{ default_type application/json; }}
+  }}
+}}
+"""
+
+
+def wrk(url, token, connections, seconds, threads=2):
+    """(requests/s, p50 ms, p99 ms, non-2xx count) from wrk --latency."""
+    exe = require_tool("wrk", "wrk")
+    out = subprocess.run([exe, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
+                          "--timeout", "5s", "-H", f"Authorization: Bearer {token}", url],
+                         capture_output=True, text=True, check=True,
+                         timeout=seconds + 60).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+    def ms(pct):
+        m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
+        return float(m.group(1)) * scale
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    return rps, ms(50), ms(99), int(bad.group(1)) if bad else 0, errors.group(1) if errors else ""
+
+
+class Nginx:
+    def __init__(self, tmp, body):
+        exe = require_tool("nginx", "nginx-light")
+        self.prefix = os.path.join(tmp, "nginx")
+        os.makedirs(os.path.join(self.prefix, "www"), exist_ok=True)
+        for d in (tmp, self.prefix, os.path.join(self.prefix, "www")):
+            os.chmod(d, 0o755)  # nginx's workers run as nobody when started by root
+        with open(os.path.join(self.prefix, "www", "run.json"), "wb") as f:
+            f.write(body)
+        os.chmod(os.path.join(self.prefix, "www", "run.json"), 0o644)
+        self.port = free_port()
+        conf = os.path.join(self.prefix, "nginx.conf")
+        with open(conf, "w") as f:
+            # As many workers as cores: what nginx's own default 'auto' gives.
+            f.write(NGINX_CONF.format(workers=os.cpu_count(), prefix=self.prefix, port=self.port))
+        self.proc = subprocess.Popen([exe, "-p", self.prefix, "-c", conf],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("nginx did not start")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def some_run(server):
+    """A run with a plan: what GET /runs/{id} returns for a real submission."""
+    admin = server.admin
+    cluster = "get-" + os.urandom(3).hex()
+    admin.require("POST", "/api/v1/clusters",
+                  {"name": cluster, "accelerator": "cpu-1", "num_slices": 1}, status=(201,))
+    return admin.require("POST", "/api/v1/runs",
+                         {"name": "get-run", "cluster": cluster, "workload": "command",
+                          "command": ["sleep", "1"], "max_restarts": 0}, status=(201,))["id"]
+
+
+def api_get_run(server, tmp, seconds):
+    run_id = some_run(server)
+    path = f"/api/v1/runs/{run_id}"
+    # The exact bytes the server sends for this request.
+    c = socket.create_connection(("127.0.0.1", server.port))
+    c.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.token}\r\n"
+              "Connection: close\r\n\r\n".encode())
+    raw = b""
+    while True:
+        chunk = c.recv(65536)
+        if not chunk:
+            break
+        raw += chunk
+    c.close()
+    body = raw.split(b"\r\n\r\n", 1)[1]
+    nginx = Nginx(tmp, body)
+    try:
+        log(f"api_get_run: nginx, static file of {len(body)} bytes, 64 connections, {seconds} s")
+        n_rps, n_p50, n_p99, n_bad, n_err = wrk(f"http://127.0.0.1:{nginx.port}/run.json",
+                                                server.token, 64, seconds)
+    finally:
+        nginx.stop()
+    log(f"api_get_run: podium-server, GET {path}, 64 connections, {seconds} s")
+    rps, p50, p99, bad, err = wrk(f"http://127.0.0.1:{server.port}{path}", server.token, 64,
+                                  seconds)
+    ratio = rps / n_rps
+    log(f"api_get_run: {rps:,.0f} req/s (p99 {p99:.2f} ms) vs nginx {n_rps:,.0f} req/s "
+        f"(p99 {n_p99:.2f} ms): ratio {ratio:.2f}")
+    meets = ratio >= TARGET_RATIO and p99 < TARGET_P99_MS and bad == 0
+    return [scenario("api_get_run", rps, "requests/s",
+                     f"ratio >= {TARGET_RATIO}; p99 < {TARGET_P99_MS:.0f} ms", meets,
+                     baseline_value=n_rps, ratio=ratio, p50_ms=p50, p99_ms=p99,
+                     non_2xx=bad, socket_errors=err, baseline_p50_ms=n_p50,
+                     baseline_p99_ms=n_p99, body_bytes=len(body), connections=64,
+                     seconds=seconds)]
+
+
+def _send(port, request):
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(request)
+    return s
+
+
+def _read_head(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise RuntimeError("connection closed before a response")
+        data += chunk
+    return data
+
+
+def server_rss(server_factory, idle=1000, polls=200, followers=20):
+    """Starts its own server (server_factory(settings)) so its memory is that of this load only."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * (idle + polls) + 1024)),
+                                                hard))
+    server = server_factory([f"limits.max_connections={idle + polls + followers + 256}"])
+    sockets = []
+    try:
+        admin = server.admin
+        cluster = "rss-" + os.urandom(3).hex()
+        admin.require("POST", "/api/v1/clusters",
+                      {"name": cluster, "accelerator": "cpu-1", "num_slices": polls},
+                      status=(201,))
+        wtoken = admin.require("POST", f"/api/v1/clusters/{cluster}/worker-tokens",
+                               status=(201,))["token"]
+        registrar = Client(server.port, wtoken)
+        creds = []
+        for s in range(polls):
+            reg = registrar.require("POST", "/api/v1/agent/register",
+                                    {"cluster": cluster, "slice": s, "host": 0,
+                                     "instance": f"rss-{s}"})
+            creds.append((reg["worker_id"], reg["credential"]))
+        # A run to follow: queued on another cluster with no agent, so its stream stays open.
+        other = "rssq-" + os.urandom(3).hex()
+        admin.require("POST", "/api/v1/clusters",
+                      {"name": other, "accelerator": "cpu-1", "num_slices": 1}, status=(201,))
+        run_id = admin.require("POST", "/api/v1/runs",
+                               {"name": "followed", "cluster": other, "workload": "command",
+                                "command": ["true"], "max_restarts": 0}, status=(201,))["id"]
+        before = server.rss_mb()
+        head = f"Host: x\r\nAuthorization: Bearer {server.token}\r\n"
+        for _ in range(idle):
+            s = _send(server.port, f"GET /healthz HTTP/1.1\r\n{head}\r\n".encode())
+            _read_head(s)
+            sockets.append(s)
+        for worker_id, cred in creds:
+            sockets.append(_send(server.port, (
+                f"GET /api/v1/agent/assignment?worker_id={worker_id}&wait=55 HTTP/1.1\r\n"
+                f"Host: x\r\nAuthorization: Bearer {cred}\r\n\r\n").encode()))
+        for _ in range(followers):
+            s = _send(server.port, f"GET /api/v1/runs/{run_id}/logs/stream HTTP/1.1\r\n{head}"
+                      "Accept: text/event-stream\r\n\r\n".encode())
+            _read_head(s)
+            sockets.append(s)
+        time.sleep(3)  # every poll parked
+        # The connections are all still open: a closed one would not count.
+        alive = sum(1 for s in sockets if _open(s))
+        rss = server.rss_mb()
+        with open(f"/proc/{server.proc.pid}/status") as f:
+            threads = int(next(line for line in f if line.startswith("Threads:")).split()[1])
+        log(f"server_rss: {rss:.1f} MB with {alive} connections held ({before:.1f} MB before), "
+            f"{threads} threads")
+        return [scenario("server_rss", rss, "MB", f"< {TARGET_RSS_MB:.0f} MB",
+                         rss < TARGET_RSS_MB and alive == len(sockets), rss_mb_before=before,
+                         connections_open=alive, idle_keepalive=idle, parked_polls=polls,
+                         sse_followers=followers, threads=threads)]
+    finally:
+        for s in sockets:
+            s.close()
+        server.stop()
+
+
+def _open(s):
+    s.setblocking(False)
+    try:
+        data = s.recv(65536, socket.MSG_PEEK)
+        return data != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        s.setblocking(True)

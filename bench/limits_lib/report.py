@@ -1,0 +1,78 @@
+"""latest.json and the Markdown table of docs/benchmarks.md (between two marker comments, so the
+rest of the page is prose kept by hand)."""
+
+import json
+import os
+import platform
+import subprocess
+
+from .common import ROOT
+
+BEGIN = "<!-- limits:begin (bench/limits.py rewrites this table) -->"
+END = "<!-- limits:end -->"
+
+
+def machine():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f
+                          if line.startswith("model name")), "")
+    except OSError:
+        pass
+    with open("/proc/meminfo") as f:
+        mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
+    return {"cpus": os.cpu_count(), "cpu_model": model, "memory_gib": round(mem_kb / 2**20, 1),
+            "kernel": platform.release(), "loadavg_at_end": [round(x, 2) for x in
+                                                             os.getloadavg()]}
+
+
+def commit():
+    out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return out + ("+dirty" if dirty else "")
+
+
+def write_json(path, scenarios, extra):
+    doc = {"commit": commit(), "machine": machine(), "scenarios": scenarios, **extra}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    return doc
+
+
+def _fmt(v):
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        return f"{v:.2f}" if abs(v) < 100 else f"{v:.1f}"
+    return str(v)
+
+
+def table(doc):
+    lines = [f"Commit `{doc['commit']}`, {doc['machine']['cpus']} cores "
+             f"({doc['machine']['cpu_model']}), {doc['date']}, {doc['wall_seconds']:.0f} s.", "",
+             "| scenario | value | unit | baseline (same run) | ratio | target | meets |",
+             "|---|---|---|---|---|---|---|"]
+    for s in doc["scenarios"]:
+        lines.append(f"| `{s['name']}` | {_fmt(s['value'])} | {s['unit']} | "
+                     f"{_fmt(s['baseline_value'])} | {_fmt(s['ratio'])} | {s['target']} | "
+                     f"{'yes' if s['meets'] else '**no**'} |")
+    return "\n".join(lines)
+
+
+def write_markdown(path, doc):
+    with open(path) as f:
+        text = f.read()
+    block = f"{BEGIN}\n{table(doc)}\n{END}"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + block + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
