@@ -1,9 +1,11 @@
 // Sign-in for the dashboard (session cookie), the caller's own API tokens.
+#include <semaphore>
 #include <thread>
 
 #include "backend/api/api_context.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
+#include "backend/common/login_throttle.h"
 #include "backend/common/problem.h"
 #include "backend/common/secrets.h"
 
@@ -20,73 +22,149 @@ nlohmann::json me_json(const http::Principal& p) {
           {"role", http::role_name(p.role)}};
 }
 
-// Secure when the server itself serves HTTPS: the browser then never sends it in clear.
-std::string session_cookie(const std::string& value, long max_age, bool secure) {
+// Secure when the browser reaches the server over HTTPS: the server serves TLS itself, or sits
+// behind a proxy that does (public_url https). The browser then never sends it in clear.
+std::string session_cookie(const std::string& value, long max_age, const ServerConfig& config) {
+  const bool secure = !config.tls_cert_file.empty() || config.public_url.rfind("https://", 0) == 0;
   return "podium_session=" + value +
          "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age) +
          (secure ? "; Secure" : "");
 }
 
+http::Response too_many_attempts(std::chrono::seconds wait) {
+  http::Problem p;
+  p.status = 429;
+  p.title = http::status_title(429);
+  p.detail = "too many failed sign-ins for this user or address; retry in " +
+             std::to_string(wait.count()) + " s";
+  p.extra["retry_after_seconds"] = wait.count();
+  auto res = p.to_response();
+  res.set_header("Retry-After", std::to_string(wait.count()));
+  return res;
+}
+
+// argon2id at moderate limits takes 256 MiB for most of a second: at most this many at once,
+// so a burst of sign-ins cannot exhaust memory or every handler thread.
+constexpr std::ptrdiff_t kConcurrentPasswordChecks = 2;
+using PasswordChecks = std::counting_semaphore<kConcurrentPasswordChecks>;
+
+// One permit to hash, held for a scope: released however the scope ends (a database error
+// while storing a rehash throws through it).
+class PasswordCheckPermit {
+ public:
+  explicit PasswordCheckPermit(PasswordChecks& checks)
+      : checks_(checks), held_(checks.try_acquire_for(std::chrono::seconds(5))) {}
+  ~PasswordCheckPermit() {
+    if (held_) checks_.release();
+  }
+  PasswordCheckPermit(const PasswordCheckPermit&) = delete;
+  PasswordCheckPermit& operator=(const PasswordCheckPermit&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  PasswordChecks& checks_;
+  const bool held_;
+};
+
+http::Response too_many_at_once() {
+  auto res = http::unavailable("too many sign-ins at once; retry shortly").to_response();
+  res.set_header("Retry-After", "1");
+  return res;
+}
+
 }  // namespace
 
 void register_auth_routes(http::Router& router, ApiContext& ctx) {
-  router.add("POST", "/api/v1/auth/login", http::Access::open, [&ctx](http::RequestContext& rc) {
-    auto body = http::parse_json_object(rc.request);
-    http::ObjectReader in(body);
-    // Either username + password, or an API token (the admin token the quick start prints).
-    const bool with_token = in.present("token");
-    auto token = in.string("token", with_token, 512);
-    auto username = in.string("username", !with_token, 128);
-    auto password = in.string("password", !with_token, 1024);
-    in.reject_unknown_fields();
-    in.finish();
-    db::Result r;
-    if (with_token) {
-      r = ctx.db.transact(
-          [&](db::Transaction& tx) {
-            return tx.exec(
-                "SELECT u.id, u.username, u.role FROM api_tokens t JOIN users u ON u.id = "
-                "t.user_id "
-                "WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND NOT u.disabled",
-                {secrets::token_hash(*token)});
-          },
-          db::TxMode::read_only);
-      if (r.empty()) throw http::unauthorized("invalid or revoked token");
-    } else {
-      r = ctx.db.transact(
-          [&](db::Transaction& tx) {
-            return tx.exec(
-                "SELECT id, username, role, password_hash FROM users WHERE username = $1 AND NOT "
-                "disabled",
-                {*username});
-          },
-          db::TxMode::read_only);
-      // Verify against a dummy hash when the user is unknown so both paths cost the same time.
-      static const std::string dummy =
-          secrets::hash_password("podium-timing-equaliser").value_or("");
-      const bool known = !r.empty() && !r.is_null(0, "password_hash");
-      const bool ok =
-          secrets::verify_password(known ? r.at(0, "password_hash") : dummy, *password) && known;
-      if (!ok) throw http::unauthorized("unknown user or wrong password");
-    }
-    const std::string sid = secrets::new_token("pds_");
-    const long ttl = static_cast<long>(
-        std::chrono::duration_cast<std::chrono::seconds>(ctx.config.session_ttl).count());
-    ctx.db.transact([&](db::Transaction& tx) {
-      tx.exec(
-          "INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, now() + "
-          "make_interval(secs => $3))",
-          {secrets::token_hash(sid), r.at(0, "id"), std::to_string(ttl)});
-      tx.exec("DELETE FROM sessions WHERE expires_at < now()");
-    });
-    http::Principal p;
-    p.user_id = r.at(0, "id");
-    p.username = r.at(0, "username");
-    p.role = http::parse_role(r.at(0, "role")).value_or(http::Role::viewer);
-    auto res = json_response(200, {{"user", me_json(p)}});
-    res.set_header("Set-Cookie", session_cookie(sid, ttl, !ctx.config.tls_cert_file.empty()));
-    return res;
-  });
+  // Shared by the login route's calls for the server's lifetime (the router keeps the lambda).
+  auto throttle = std::make_shared<http::LoginThrottle>();
+  auto password_checks = std::make_shared<PasswordChecks>(kConcurrentPasswordChecks);
+  router.add(
+      "POST", "/api/v1/auth/login", http::Access::open,
+      [&ctx, throttle, password_checks](http::RequestContext& rc) {
+        auto body = http::parse_json_object(rc.request);
+        http::ObjectReader in(body);
+        // Either username + password, or an API token (the admin token the quick start prints).
+        const bool with_token = in.present("token");
+        auto token = in.string("token", with_token, 512);
+        auto username = in.string("username", !with_token, 128);
+        auto password = in.string("password", !with_token, 1024);
+        in.reject_unknown_fields();
+        in.finish();
+        // Checked before any hashing: a refused guess costs the server nothing.
+        const std::string user = with_token ? std::string() : *username;
+        const std::string& address = rc.request.remote_address;
+        if (auto wait = throttle->retry_after(user, address); wait.count() > 0)
+          return too_many_attempts(wait);
+        db::Result r;
+        if (with_token) {
+          r = ctx.db.transact(
+              [&](db::Transaction& tx) {
+                return tx.exec(
+                    "SELECT u.id, u.username, u.role FROM api_tokens t "
+                    "JOIN users u ON u.id = t.user_id "
+                    "WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND NOT u.disabled",
+                    {secrets::token_hash(*token)});
+              },
+              db::TxMode::read_only);
+          if (r.empty()) {
+            throttle->record_failure(user, address);
+            throw http::unauthorized("invalid or revoked token");
+          }
+        } else {
+          r = ctx.db.transact(
+              [&](db::Transaction& tx) {
+                return tx.exec(
+                    "SELECT id, username, role, password_hash FROM users "
+                    "WHERE username = $1 AND NOT disabled",
+                    {*username});
+              },
+              db::TxMode::read_only);
+          const bool known = !r.empty() && !r.is_null(0, "password_hash");
+          // Held across the check and a rehash: both cost a full argon2id computation.
+          PasswordCheckPermit permit(*password_checks);
+          if (!permit.held()) return too_many_at_once();
+          // Asked again now: a burst of guesses all passed the first check before any of them
+          // had failed; those queued behind the permit must not each get a guess.
+          if (auto wait = throttle->retry_after(user, address); wait.count() > 0)
+            return too_many_attempts(wait);
+          // Verify against a dummy hash when the user is unknown so both paths cost the same
+          // time (made under the permit: its first use hashes too).
+          static const std::string dummy =
+              secrets::hash_password("podium-timing-equaliser").value_or("");
+          const bool verified =
+              secrets::verify_password(known ? r.at(0, "password_hash") : dummy, *password);
+          if (!(verified && known)) {
+            throttle->record_failure(user, address);
+            throw http::unauthorized("unknown user or wrong password");
+          }
+          throttle->record_success(user);
+          // A hash made with older (weaker) parameters is replaced now that the password is known.
+          if (secrets::password_needs_rehash(r.at(0, "password_hash"))) {
+            if (auto fresh = secrets::hash_password(*password))
+              ctx.db.transact([&](db::Transaction& tx) {
+                tx.exec("UPDATE users SET password_hash = $2 WHERE id = $1 AND password_hash = $3",
+                        {r.at(0, "id"), *fresh, r.at(0, "password_hash")});
+              });
+          }
+        }
+        const std::string sid = secrets::new_token("pds_");
+        const long ttl = static_cast<long>(
+            std::chrono::duration_cast<std::chrono::seconds>(ctx.config.session_ttl).count());
+        ctx.db.transact([&](db::Transaction& tx) {
+          tx.exec(
+              "INSERT INTO sessions (id_hash, user_id, expires_at) VALUES ($1, $2, now() + "
+              "make_interval(secs => $3))",
+              {secrets::token_hash(sid), r.at(0, "id"), std::to_string(ttl)});
+          tx.exec("DELETE FROM sessions WHERE expires_at < now()");
+        });
+        http::Principal p;
+        p.user_id = r.at(0, "id");
+        p.username = r.at(0, "username");
+        p.role = http::parse_role(r.at(0, "role")).value_or(http::Role::viewer);
+        auto res = json_response(200, {{"user", me_json(p)}});
+        res.set_header("Set-Cookie", session_cookie(sid, ttl, ctx.config));
+        return res;
+      });
 
   router.add("POST", "/api/v1/auth/logout", http::Access::reader, [&ctx](http::RequestContext& rc) {
     if (!rc.principal->session_id.empty())
@@ -94,7 +172,7 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
         tx.exec("DELETE FROM sessions WHERE id_hash = $1", {rc.principal->session_id});
       });
     auto res = http::Response::empty(204);
-    res.set_header("Set-Cookie", session_cookie("", 0, !ctx.config.tls_cert_file.empty()));
+    res.set_header("Set-Cookie", session_cookie("", 0, ctx.config));
     return res;
   });
 

@@ -42,6 +42,20 @@ TEST_F(SecretsTest, PasswordsVerifyOnlyWithTheRightPassword) {
   EXPECT_FALSE(secrets::verify_password("garbage", "correct horse"));
 }
 
+TEST_F(SecretsTest, PasswordHashesUseArgon2idWithLibsodiumsModerateLimits) {
+  auto h = secrets::hash_password("correct horse");
+  ASSERT_TRUE(h.has_value());
+  // crypto_pwhash_MEMLIMIT_MODERATE is 256 MiB (m is in KiB), OPSLIMIT_MODERATE 3 passes.
+  EXPECT_NE(h->find("$m=262144,t=3,"), std::string::npos) << *h;
+  EXPECT_FALSE(secrets::password_needs_rehash(*h));
+  // A hash made with the interactive limits (64 MiB, 2 passes) is due for a fresh one.
+  const std::string interactive =
+      "$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$"
+      "aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g";
+  EXPECT_TRUE(secrets::password_needs_rehash(interactive));
+  EXPECT_TRUE(secrets::password_needs_rehash("garbage"));
+}
+
 TEST_F(SecretsTest, CursorsRoundTripAndRejectTampering) {
   const std::string key = "k1";
   auto c = http::encode_cursor(key, {{"s", 42}});
