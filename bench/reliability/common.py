@@ -7,6 +7,7 @@ found by the SOAK_TAG variable in their environment (agents pass their environme
 """
 
 import atexit
+import calendar
 import http.client
 import json
 import math
@@ -393,7 +394,12 @@ class Agent:
 
     def start(self):
         self.generation += 1
-        argv = [os.path.join(BIN, "podium-worker"), "--server", self.server_url, "--cluster",
+        # At nice 10, and so are the ranks it starts: on a real cluster agents and training run
+        # on other machines than the server; here they share two cores with it, and the figures
+        # measured are the server's (its answers while the database is down, /healthz under
+        # attack), not how it fares against four training processes for the same CPU.
+        argv = ["nice", "-n", "10",
+                os.path.join(BIN, "podium-worker"), "--server", self.server_url, "--cluster",
                 self.cluster, "--slice", str(self.slice), "--host", str(self.host), "--workdir",
                 self.workdir, "--address", "127.0.0.1", "--metadata-url", "none"]
         # A root agent must be told whom its ranks run as: this harness's own account.
@@ -481,6 +487,45 @@ def find_secrets(secrets, files=(), check_ps=True):
                     found.append("the command line of pid %s contains a secret starting %s" %
                                  (d, s[:8]))
     return found
+
+
+def access_log_ms(logs, paths, status, windows=None):
+    """duration_ms (request read to response written) of every answer with `status` to one of
+    `paths` in the server's JSON access log: how fast the server itself answered, apart from
+    connecting and waiting for a CPU on a shared machine. With `windows` ([(from, to)] in epoch
+    seconds), only answers logged within one of them."""
+    out = []
+    want = '"status":%d' % status
+    for path in logs:
+        try:
+            with open(path, errors="replace") as f:
+                for line in f:
+                    if want not in line:
+                        continue
+                    try:
+                        e = json.loads(line)["event"]
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    if e.get("path") not in paths or e.get("status") != status:
+                        continue
+                    if windows is not None:
+                        t = epoch_of(json.loads(line).get("ts", ""))
+                        if t is None or not any(a <= t <= b for a, b in windows):
+                            continue
+                    out.append(round(float(e["duration_ms"]), 3))
+        except OSError:
+            pass
+    return out
+
+
+def epoch_of(rfc3339):
+    """Epoch seconds of the server log's "2026-11-25T12:39:32.686815Z", None if unreadable."""
+    try:
+        whole, _, frac = rfc3339.rstrip("Z").partition(".")
+        t = calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S"))
+        return t + (float("0." + frac) if frac else 0.0)
+    except ValueError:
+        return None
 
 
 def percentile(values, p):
