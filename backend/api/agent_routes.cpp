@@ -180,6 +180,15 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
                            prev.at(0, "silent") +
                            " s ago); stop it, or wait until it has been silent for " +
                            std::to_string(ctx.engine.heartbeat_deadline.count()) + " s");
+    // The same agent process registering again (the server restarted, or it lost touch) with
+    // its current credential keeps it: its ranks' log uploads and exit reports in flight carry
+    // that credential, and a fresh one would refuse them (401) before the agent has read it.
+    // A new agent process (another instance) always gets a fresh one; the old one dies.
+    const bool same_process = !prev.empty() && !instance.empty() &&
+                              prev.at(0, "instance") == instance &&
+                              !prev.is_null(0, "credential_hash") && presented &&
+                              secrets::token_hash(*presented) == prev.at(0, "credential_hash");
+    const std::string issued = same_process ? *presented : credential;
     std::string worker_id;
     if (prev.empty()) {
       worker_id = new_id("wkr");
@@ -203,11 +212,11 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
           "instance = $6, registered_at = now(), last_heartbeat_at = now(), credential_hash = $7 "
           "WHERE id = $1",
           {worker_id, hostname, address, std::to_string(devices), version, instance,
-           secrets::token_hash(credential)});
+           secrets::token_hash(issued)});
     }
     sched::notify_runs(tx, "*");  // new capacity: the scheduler looks again
     return json{{"worker_id", worker_id},
-                {"credential", credential},
+                {"credential", issued},
                 {"heartbeat_seconds", ctx.engine.heartbeat_interval.count()},
                 {"heartbeat_deadline_seconds", ctx.engine.heartbeat_deadline.count()}};
   });

@@ -213,8 +213,8 @@ class Attack:
                         except OSError as e:
                             if e.errno in (errno.EPIPE, errno.ECONNRESET):
                                 conn.drip = False  # the server closed it; recv will tell
-            if all(c_.closed is not None for c_ in self.conns):
-                break
+            # No early end once every connection closed: the followers that never read and the
+            # well-behaved client are measured over the whole attack.
 
     def close_rest(self):
         for conn in self.conns:
