@@ -109,6 +109,10 @@ http::Response App::dispatch(http::Request& req, std::string& route_label,
     throw http::not_found("no such endpoint: " + req.method + " " + req.path);
   }
   route_label = m.route->pattern;
+  // Heartbeats (their own lane of handler threads) may also take the database connections
+  // reserved for them, authentication included: liveness never waits behind other work.
+  std::optional<db::PriorityScope> liveness;
+  if (raw_path == "/api/v1/agent/heartbeat") liveness.emplace();
   http::RequestContext rc{req, std::move(m.params), std::nullopt, m.route->pattern};
   if (m.route->access != http::Access::open || req.header("authorization") ||
       req.header("cookie")) {

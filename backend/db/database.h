@@ -121,6 +121,10 @@ class Transaction {
 struct PoolOptions {
   std::string conninfo;  // libpq connection string
   int max_connections = 16;
+  // Of max_connections, how many only work under a PriorityScope may take (the server reserves
+  // its heartbeat lane's: liveness must never wait for a connection behind other work, e.g.
+  // status reports queued on one attempt's row lock). At least one stays open to other work.
+  int reserved_for_priority = 0;
   std::chrono::milliseconds acquire_timeout{2000};  // waiting for a free connection
   std::chrono::milliseconds connect_timeout{2000};  // establishing a new connection
   std::chrono::milliseconds statement_timeout{15000};
@@ -167,6 +171,20 @@ class Database {
 
 // Sleeps between retries; defined in database.cpp.
 void retry_backoff(int attempt);
+
+// While one lives, transactions begun on this thread may take the pool's connections reserved
+// for priority work (PoolOptions::reserved_for_priority). Nests.
+class PriorityScope {
+ public:
+  PriorityScope();
+  ~PriorityScope();
+  PriorityScope(const PriorityScope&) = delete;
+  PriorityScope& operator=(const PriorityScope&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
+};
 
 template <typename Fn>
 auto Database::transact(Fn&& fn, TxMode mode) -> decltype(fn(std::declval<Transaction&>())) {

@@ -27,13 +27,42 @@ Clock::time_point PoolState::statement_deadline(std::chrono::milliseconds statem
   return Clock::now() + statement_timeout + std::chrono::seconds(5);
 }
 
+namespace {
+thread_local bool priority_thread = false;
+}  // namespace
+
+PriorityScope::PriorityScope() : previous_(priority_thread) {
+  priority_thread = true;
+}
+
+PriorityScope::~PriorityScope() {
+  priority_thread = previous_;
+}
+
+bool PriorityScope::active() {
+  return priority_thread;
+}
+
+void PoolState::notify_one_locked() {
+  // Both: a priority waiter may use any slot, another waiter only one below its limit (woken
+  // for a reserved slot, it waits again); waking only the first could strand the second.
+  if (priority_waiting_ > 0) priority_cv_.notify_one();
+  cv_.notify_one();
+}
+
 PoolState::Acquired PoolState::acquire(Clock::time_point deadline) {
   std::vector<std::unique_ptr<Connection>> dead;  // closed after the lock is released
+  const bool priority = PriorityScope::active();
+  // Other work leaves the reserved connections to priority work (at least one slot is its own).
+  const int limit =
+      priority
+          ? options_.max_connections
+          : std::max(1, options_.max_connections - std::max(0, options_.reserved_for_priority));
   std::unique_lock lock(mu_);
   for (;;) {
     if (closed_) throw DbError(DbError::Kind::unavailable, "", "database pool is closed");
     // Most recently used first: it is the likeliest to be warm and alive.
-    while (!idle_.empty()) {
+    while (in_use_ < limit && !idle_.empty()) {
       std::unique_ptr<Connection> c = std::move(idle_.back());
       idle_.pop_back();
       if (c->check_idle()) {
@@ -44,7 +73,7 @@ PoolState::Acquired PoolState::acquire(Clock::time_point deadline) {
       }
       dead.push_back(std::move(c));
     }
-    if (in_use_ < options_.max_connections) {
+    if (in_use_ < limit) {
       ++in_use_;
       lock.unlock();
       dead.clear();
@@ -55,12 +84,15 @@ PoolState::Acquired PoolState::acquire(Clock::time_point deadline) {
       } catch (...) {
         lock.lock();
         --in_use_;
-        cv_.notify_one();
+        notify_one_locked();
         throw;
       }
     }
     ++waiting_;
-    const bool woken = cv_.wait_until(lock, deadline) == std::cv_status::no_timeout;
+    if (priority) ++priority_waiting_;
+    const bool woken =
+        (priority ? priority_cv_ : cv_).wait_until(lock, deadline) == std::cv_status::no_timeout;
+    if (priority) --priority_waiting_;
     --waiting_;
     if (!woken && Clock::now() >= deadline) {
       throw DbError(DbError::Kind::unavailable, "",
@@ -84,8 +116,8 @@ void PoolState::release(std::unique_ptr<Connection> conn) {
       if (conn->broken()) dead = std::move(idle_);
       dead.push_back(std::move(conn));
     }
+    notify_one_locked();
   }
-  cv_.notify_one();
   // PQfinish outside the lock: it may write a Terminate message to the socket.
 }
 
@@ -97,6 +129,7 @@ void PoolState::close() {
     dead = std::move(idle_);
   }
   cv_.notify_all();
+  priority_cv_.notify_all();
   std::lock_guard lock(ping_mu_);
   ping_conn_.reset();
 }

@@ -47,9 +47,13 @@ class PoolState {
   const PoolOptions options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable priority_cv_;  // waiters under a PriorityScope, woken first
   std::vector<std::unique_ptr<Connection>> idle_;
   int in_use_ = 0;  // leased plus being opened
   int waiting_ = 0;
+  int priority_waiting_ = 0;
+  // One slot was freed: wakes a priority waiter, if any, and another waiter.
+  void notify_one_locked();
   bool closed_ = false;
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> opened_{0};

@@ -143,6 +143,9 @@ int run(int argc, char** argv) {
   db::PoolOptions po;
   po.conninfo = conninfo;
   po.max_connections = config.db_pool_size;
+  // Connections only heartbeats may take (db::PriorityScope in api::App), one per thread of
+  // their lane (http::ServerOptions::priority_threads).
+  po.reserved_for_priority = http::ServerOptions{}.priority_threads;
   po.acquire_timeout = config.db_acquire_timeout;
   po.connect_timeout = config.db_connect_timeout;
   po.statement_timeout = config.db_statement_timeout;

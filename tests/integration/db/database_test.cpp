@@ -300,6 +300,50 @@ TEST_F(DbDatabase, PoolExhaustionFailsWithinTheDeadline) {
   EXPECT_EQ(s.max_connections, 2);
 }
 
+TEST_F(DbDatabase, ReservedConnectionsServePriorityWorkOnly) {
+  PoolOptions o = db_->options();
+  o.max_connections = 3;
+  o.reserved_for_priority = 1;
+  o.acquire_timeout = 300ms;
+  Database db(o);
+  auto a = db.begin();
+  auto b = db.begin();
+  // Other work may not take the reserved connection...
+  EXPECT_FALSE(PriorityScope::active());
+  EXPECT_EQ(kind_of([&] { db.begin(); }), DbError::Kind::unavailable);
+  EXPECT_EQ(db.stats().in_use, 2);
+  {
+    // ...work under a PriorityScope (agent heartbeats) may.
+    PriorityScope scope;
+    EXPECT_TRUE(PriorityScope::active());
+    auto c = db.begin();
+    EXPECT_EQ(c.exec("SELECT 1 AS one").int64(0, "one"), 1);
+    EXPECT_EQ(db.stats().in_use, 3);
+    // Every connection in use: a priority waiter is woken by the next release, which only it
+    // may use (other work stays at two).
+    std::atomic<bool> got{false};
+    std::thread waiter([&] {
+      PriorityScope own;
+      auto tx = db.begin();
+      got = true;
+    });
+    for (int i = 0; i < 200 && db.stats().waiting == 0; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(db.stats().waiting, 1);
+    EXPECT_FALSE(got.load());
+    c.commit();
+    waiter.join();
+    EXPECT_TRUE(got.load());
+  }
+  EXPECT_FALSE(PriorityScope::active());
+  // Without a reservation (the default) other work may take every connection.
+  PoolOptions plain = db_->options();
+  plain.max_connections = 2;
+  Database db2(plain);
+  auto x = db2.begin();
+  auto y = db2.begin();
+  EXPECT_EQ(db2.stats().in_use, 2);
+}
+
 TEST_F(DbDatabase, TerminatedIdleConnectionIsReplacedTransparently) {
   std::string pid;
   {
