@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "backend/api/api_context.h"
-#include "backend/api/run_summary.h"
+#include "backend/api/run_summary_cache.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 
@@ -101,21 +101,18 @@ http::Response compare(ApiContext& ctx, http::RequestContext& rc) {
   }
 
   // One snapshot for every run, so the rows compare the same moment.
-  auto facts = ctx.db.transact(
+  auto summaries = ctx.db.transact(
       [&](db::Transaction& tx) {
         tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-        std::vector<RunFacts> out;
-        for (const auto& id : ids) out.push_back(load_run_facts(tx, id));  // 404 when unknown
+        std::vector<json> out;
+        for (const auto& id : ids) out.push_back(summary_of(tx, id));  // 404 when unknown
         return out;
       },
       db::TxMode::read_only);
 
-  std::vector<json> summaries;
   json base;
-  for (const auto& f : facts) {
-    summaries.push_back(summarize(f));
-    if (f.id == baseline) base = summaries.back();
-  }
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == baseline) base = summaries[i];
   json rows = json::array();
   for (const json& s : summaries) {
     json row = json::object();

@@ -1,5 +1,5 @@
-// A run's logs: paged history (GET /runs/{id}/logs) and live follow (GET /runs/{id}/logs/stream,
-// Server-Sent Events).
+// A run's logs: paged history (GET /runs/{id}/logs; ?q= searches the run's lines) and live
+// follow (GET /runs/{id}/logs/stream, Server-Sent Events).
 #include <chrono>
 
 #include "backend/api/api_context.h"
@@ -15,6 +15,7 @@ using nlohmann::json;
 
 constexpr int kDefaultLogLimit = 500;
 constexpr int kMaxLogLimit = 5000;
+constexpr std::size_t kMaxSearchBytes = 256;
 
 std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -60,6 +61,12 @@ http::Response list_logs(ApiContext& ctx, http::RequestContext& rc) {
   auto filter = read_filter(rc);
   auto limit = query_integer(rc, "limit", 1, kMaxLogLimit, "an integer from 1 to 5000")
                    .value_or(kDefaultLogLimit);
+  // Search within the run's lines: a case-insensitive substring, as one looks for an error.
+  std::optional<std::string> search = rc.request.query_param("q");
+  if (search && search->empty()) search.reset();
+  if (search && search->size() > kMaxSearchBytes)
+    throw http::bad_request("q is too long",
+                            {{"q", "at most " + std::to_string(kMaxSearchBytes) + " bytes"}});
   json position = {{"a", -1}, {"r", -1}, {"s", -1}};
   if (auto c = rc.request.query_param("cursor"); c && !c->empty()) {
     auto decoded = http::decode_cursor(ctx.cursor_key, *c);
@@ -76,12 +83,13 @@ http::Response list_logs(ApiContext& ctx, http::RequestContext& rc) {
                 " AS ts, l.line FROM log_lines l WHERE l.run_id = $1 AND " + kAttemptMatch +
                 " AND ($3::int IS NULL OR l.rank = $3::int) AND ($4::bigint IS NULL OR l.seq > "
                 "$4::bigint) AND (l.attempt_number, l.rank, l.seq) > ($5::int, $6::int, "
-                "$7::bigint) ORDER BY l.attempt_number, l.rank, l.seq LIMIT $8::int",
+                "$7::bigint) AND ($9::text IS NULL OR strpos(lower(l.line), lower($9::text)) > 0) "
+                "ORDER BY l.attempt_number, l.rank, l.seq LIMIT $8::int",
             {run_id, filter.attempt,
              filter.rank ? db::Param(std::to_string(*filter.rank)) : db::Param(),
              filter.after ? db::Param(std::to_string(*filter.after)) : db::Param(),
              position["a"].dump(), position["r"].dump(), position["s"].dump(),
-             std::to_string(limit + 1)});
+             std::to_string(limit + 1), search});
       },
       db::TxMode::read_only);
   json items = json::array();

@@ -1,11 +1,12 @@
 // GET /runs/{id}/metrics: step series for charts, downsampled on the server keeping each bucket's
-// extremes (engine/core/downsample.h); GET /runs/{id}/summary (run_summary.h).
+// extremes (engine/core/downsample.h); GET /runs/{id}/summary (run_summary.h, remembered for
+// finished runs by run_summary_cache.h).
 #include <charconv>
 #include <cmath>
 #include <set>
 
 #include "backend/api/api_context.h"
-#include "backend/api/run_summary.h"
+#include "backend/api/run_summary_cache.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 #include "engine/core/downsample.h"
@@ -128,10 +129,9 @@ http::Response metrics(ApiContext& ctx, http::RequestContext& rc) {
 }
 
 http::Response summary(ApiContext& ctx, http::RequestContext& rc) {
-  auto facts =
-      ctx.db.transact([&](db::Transaction& tx) { return load_run_facts(tx, rc.param("id")); },
-                      db::TxMode::read_only);
-  return json_response(200, summarize(facts));
+  auto out = ctx.db.transact([&](db::Transaction& tx) { return summary_of(tx, rc.param("id")); },
+                             db::TxMode::read_only);
+  return json_response(200, out);
 }
 
 }  // namespace

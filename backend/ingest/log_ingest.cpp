@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/ingest/pg_array.h"
 #include "engine/core/maxtext_log.h"
 
 namespace podium::ingest {
@@ -22,9 +23,9 @@ std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-json finite(const std::optional<double>& v) {
-  if (!v || !std::isfinite(*v)) return nullptr;
-  return *v;
+std::optional<double> finite(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return v;
 }
 
 // Length of a valid UTF-8 sequence starting at s[i], or 0 when invalid.
@@ -106,24 +107,33 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   IngestResult result;
   result.next_seq = b.seq + static_cast<std::int64_t>(b.lines.size());
   if (b.lines.empty()) return result;
-  json lines = json::array();
-  for (const auto& l : b.lines) lines.push_back(storable_line(l));
+  std::vector<std::string> stored;
+  stored.reserve(b.lines.size());
+  ArrayLiteral lines;
+  for (const auto& l : b.lines) {
+    stored.push_back(storable_line(l));
+    lines.text(stored.back());
+  }
+  // Only the seqs come back: the text of a new line is the one just sent.
   auto inserted = tx.exec(
       "INSERT INTO log_lines (run_id, attempt_id, attempt_number, rank, seq, line) "
       "SELECT $1, $2, $3::int, $4::int, $5::bigint + t.ord - 1, t.line "
-      "FROM jsonb_array_elements_text($6::jsonb) WITH ORDINALITY AS t(line, ord) "
-      "ON CONFLICT (attempt_id, rank, seq) DO NOTHING RETURNING seq, line",
+      "FROM unnest($6::text[]) WITH ORDINALITY AS t(line, ord) "
+      "ON CONFLICT (attempt_id, rank, seq) DO NOTHING RETURNING seq",
       {b.run_id, b.attempt_id, std::to_string(b.attempt_number), std::to_string(b.rank),
-       std::to_string(b.seq), dump(lines)});
+       std::to_string(b.seq), lines.str()});
   result.stored = static_cast<int>(inserted.size());
   if (inserted.empty()) return result;
 
-  std::vector<std::pair<std::int64_t, std::string>> fresh;
-  for (size_t i = 0; i < inserted.size(); ++i)
-    fresh.emplace_back(inserted.int64(i, "seq"), inserted.at(i, "line"));
-  std::sort(fresh.begin(), fresh.end());
+  std::vector<std::int64_t> fresh_seqs;
+  fresh_seqs.reserve(inserted.size());
+  for (size_t i = 0; i < inserted.size(); ++i) fresh_seqs.push_back(inserted.int64(i, "seq"));
+  std::sort(fresh_seqs.begin(), fresh_seqs.end());
 
-  json steps = json::array();
+  // Step metrics as one array per column (pg_array.h).
+  ArrayLiteral step_col, seconds_col, tflops_col, tokens_col, weights_col, loss_col, extra_col,
+      rampup_col;
+  int step_rows = 0;
   json facts = json::object();
   std::map<std::string, std::pair<int, std::string>> signatures;  // signature -> count, excerpt
   // HBM figures by trust (hbm_peak.h): every rank's, since each host reports its own devices.
@@ -132,7 +142,8 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   // them for outputs its agent cannot list (gs://, s3://).
   std::vector<core::CheckpointLine> saves;
   std::optional<std::int64_t> restored;
-  for (const auto& [seq, text] : fresh) {
+  for (const std::int64_t seq : fresh_seqs) {
+    const std::string& text = stored[static_cast<size_t>(seq - b.seq)];
     auto parsed = core::parse_maxtext_line(text);
     hbm.feed(text, parsed);
     if (b.rank == 0 && (text.find("heckpoint") != std::string::npos ||
@@ -154,17 +165,17 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
       for (const auto& [k, v] : m->extra)
         if (std::isfinite(v)) extra[k] = v;
       if (m->live_slice_count) extra["live_slice_count"] = *m->live_slice_count;
-      steps.push_back(
-          {{"step", m->step},
-           {"seconds", finite(m->seconds)},
-           {"tflops", finite(m->tflops_per_device)},
-           {"tokens", finite(m->tokens_per_second_per_device)},
-           {"weights", finite(m->total_weights)},
-           // A NaN loss is stored as NaN: the run page must show it.
-           {"loss",
-            m->loss ? json(std::isfinite(*m->loss) ? json(*m->loss) : json("NaN")) : json(nullptr)},
-           {"extra", extra},
-           {"rampup", m->rampup}});
+      step_col.integer(m->step);
+      seconds_col.number(finite(m->seconds));
+      tflops_col.number(finite(m->tflops_per_device));
+      tokens_col.number(finite(m->tokens_per_second_per_device));
+      weights_col.number(finite(m->total_weights));
+      // A NaN (or infinite) loss is stored as NaN: the run page must show it.
+      loss_col.number(m->loss && !std::isfinite(*m->loss) ? std::optional<double>(std::nan(""))
+                                                          : m->loss);
+      extra_col.text(dump(extra));
+      rampup_col.boolean(m->rampup);
+      ++step_rows;
       result.last_step = std::max(result.last_step, m->step);
     } else if (auto n = parsed.num_params()) {
       facts["num_params_billion"] = n->billions;
@@ -178,21 +189,23 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
     }
   }
 
-  if (!steps.empty()) {
+  if (step_rows > 0) {
     tx.exec(
         "INSERT INTO metrics (run_id, attempt_id, attempt_number, step, step_seconds, "
         "tflops_per_device, tokens_per_second_per_device, total_weights, loss, extra, rampup) "
-        "SELECT $1, $2, $3::int, (e->>'step')::bigint, (e->>'seconds')::float8, "
-        "(e->>'tflops')::float8, (e->>'tokens')::float8, (e->>'weights')::float8, "
-        "(e->>'loss')::float8, e->'extra', (e->>'rampup')::boolean "
-        "FROM jsonb_array_elements($4::jsonb) AS e "
+        "SELECT $1, $2, $3::int, t.* FROM unnest($4::bigint[], $5::float8[], $6::float8[], "
+        "$7::float8[], $8::float8[], $9::float8[], $10::jsonb[], $11::boolean[]) AS t "
         "ON CONFLICT (attempt_id, step) DO UPDATE SET at = now(), "
         "step_seconds = EXCLUDED.step_seconds, tflops_per_device = EXCLUDED.tflops_per_device, "
         "tokens_per_second_per_device = EXCLUDED.tokens_per_second_per_device, "
         "total_weights = EXCLUDED.total_weights, loss = EXCLUDED.loss, extra = EXCLUDED.extra, "
         "rampup = EXCLUDED.rampup",
-        {b.run_id, b.attempt_id, std::to_string(b.attempt_number), dump(steps)});
-    result.metric_steps = static_cast<int>(steps.size());
+        {b.run_id, b.attempt_id, std::to_string(b.attempt_number), step_col.str(),
+         seconds_col.str(), tflops_col.str(), tokens_col.str(), weights_col.str(), loss_col.str(),
+         extra_col.str(), rampup_col.str()});
+    result.metric_steps = step_rows;
+    // Always in the metrics' transaction: a new version of the run row is also what tells
+    // summaries remembered for the run (backend/api/run_summary_cache.h) that they are stale.
     tx.exec(
         "UPDATE runs SET last_step = GREATEST(COALESCE(last_step, -1), $2::bigint), "
         "updated_at = now() WHERE id = $1",
