@@ -81,6 +81,13 @@ const std::vector<ConfigKey>& config_keys() {
       {"executors.worker_image", "PODIUM_EXECUTORS_WORKER_IMAGE", "", "",
        "image whose podium-worker an init container copies into Kubernetes pods (empty: "
        "podium-worker is in the training image at executors.worker_path)"},
+      {"retention.log_lines_days", "PODIUM_RETENTION_LOG_LINES_DAYS", "", "0",
+       "log lines of runs finished this many days ago are deleted (metrics and summaries stay); "
+       "0 keeps them"},
+      {"retention.batch_rows", "PODIUM_RETENTION_BATCH_ROWS", "", "10000",
+       "log lines deleted per transaction by the retention sweep"},
+      {"retention.interval_seconds", "PODIUM_RETENTION_INTERVAL_SECONDS", "", "3600",
+       "how often the retention sweep runs"},
   };
   return keys;
 }
@@ -311,6 +318,12 @@ ConfigLoad load_config(const ConfigSources& sources) {
        [&](long long v) { c.coordinator_port_count = static_cast<int>(v); }},
       {"auth.session_ttl_hours", 1, 24 * 365,
        [&](long long v) { c.session_ttl = std::chrono::hours(v); }},
+      {"retention.log_lines_days", 0, 36500,
+       [&](long long v) { c.log_retention_days = static_cast<int>(v); }},
+      {"retention.batch_rows", 100, 1000000,
+       [&](long long v) { c.log_retention_batch_rows = static_cast<int>(v); }},
+      {"retention.interval_seconds", 1, 86400,
+       [&](long long v) { c.log_retention_interval = std::chrono::seconds(v); }},
   };
   for (const auto& k : ints) {
     auto v = integer(k.key, k.min, k.max);

@@ -54,6 +54,11 @@ struct ServerConfig {
   std::string public_url;              // empty: http(s)://<listen_host>:<listen_port>
   std::string executors_worker_path;   // empty: podium-worker beside podium-server
   std::string executors_worker_image;  // empty: podium-worker is in the training image
+
+  // Log lines of runs finished longer ago than this are deleted in batches (0: kept forever).
+  int log_retention_days = 0;
+  int log_retention_batch_rows = 10000;
+  std::chrono::seconds log_retention_interval{3600};
 };
 
 struct ConfigKey {

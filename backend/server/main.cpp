@@ -22,6 +22,7 @@
 #include "backend/db/migrations.h"
 #include "backend/db/notification_hub.h"
 #include "backend/http/server.h"
+#include "backend/ingest/log_retention.h"
 #include "backend/sched/dispatch/dispatcher.h"
 #include "backend/sched/executors/kubernetes_executor.h"
 #include "backend/sched/executors/slurm_executor.h"
@@ -295,6 +296,22 @@ int run(int argc, char** argv) {
     external.set_server_url(wildcard ? "http://127.0.0.1:" + std::to_string(server.port()) : url);
   }
   dispatcher.start();
+  // Deletes the log lines of runs past retention.log_lines_days (off when 0).
+  ingest::RetentionSettings retention_settings;
+  retention_settings.days = config.log_retention_days;
+  retention_settings.batch_rows = config.log_retention_batch_rows;
+  retention_settings.interval = config.log_retention_interval;
+  ingest::LogRetention retention(
+      database, retention_settings, [&log](const ingest::SweepResult& r, const std::string& error) {
+        if (!error.empty())
+          log->warn(jline({{"msg", "log retention sweep failed"}, {"error", error}}));
+        else
+          log->info(jline({{"msg", "log retention"},
+                           {"lines_deleted", r.lines_deleted},
+                           {"runs_purged", r.runs_purged},
+                           {"batches", r.batches}}));
+      });
+  retention.start();
   log->info(
       jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
   // Plain lines for people and scripts (the token is never written to the structured log).
@@ -314,6 +331,7 @@ int run(int argc, char** argv) {
           {{"msg", "TLS certificate reload failed; the previous one stays"}, {"error", error}}));
   }
   log->info(jline({{"msg", "shutting down"}, {"signal", sig}}));
+  retention.stop();
   dispatcher.stop();
   hub.stop();  // wakes long-polls and log streams so the HTTP layer can drain them
   server.stop(std::chrono::duration_cast<std::chrono::milliseconds>(config.shutdown_grace));

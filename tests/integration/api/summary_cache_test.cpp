@@ -1,0 +1,109 @@
+// Summaries of finished runs are remembered (backend/api/run_summary_cache.h) and must never be
+// served stale: a late log batch with more steps, a new cluster price and a changed run are seen
+// by the next GET /runs/{id}/summary and GET /compare.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "tests/integration/support/podium.h"
+
+namespace podium::it {
+namespace {
+
+using nlohmann::json;
+
+class SummaryCache : public PodiumTest {
+ protected:
+  // A cpu-1 cluster with a price, its host's agent driven by hand, and one command run that
+  // printed `steps` step lines and exited 0.
+  void SetUp() override {
+    PodiumTest::SetUp();
+    if (IsSkipped()) return;  // no test database
+    cluster = unique_name("sc");
+    podium().create_cluster(cluster, "cpu-1", {{"price_per_chip_hour", 2.0}});
+    Api registrar = podium().as(podium().worker_token(cluster));
+    auto reg = require_status(registrar.post("/api/v1/agent/register", {{"cluster", cluster},
+                                                                        {"slice", 0},
+                                                                        {"host", 0},
+                                                                        {"address", "127.0.0.1"},
+                                                                        {"instance", "sc"}}),
+                              200);
+    agent = std::make_unique<Api>(podium().as(reg.json["credential"]));
+    run_id = podium().submit_run(podium().admin(), cluster)["id"];
+    auto a = require_status(agent->get("/api/v1/agent/assignment?worker_id=" +
+                                       reg.json["worker_id"].get<std::string>() + "&wait=10"),
+                            200);
+    attempt = a.json["attempt_id"];
+    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/status",
+                               {{"rank", 0}, {"state", "running"}}),
+                   200);
+    post_steps(0, 10);
+    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/status",
+                               {{"rank", 0}, {"state", "exited"}, {"exit_code", 0}}),
+                   200);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (run()["state"] != "succeeded" && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(run()["state"], "succeeded");
+  }
+
+  // Step lines first..last-1 as rank 0's lines from seq `first`.
+  void post_steps(int first, int last) {
+    json lines = json::array();
+    for (int s = first; s < last; ++s)
+      lines.push_back("completed step: " + std::to_string(s) +
+                      ", seconds: 2.0, TFLOP/s/device: 1.0, Tokens/s/device: 100.0, "
+                      "total_weights: 4096, loss: 1.5");
+    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/logs",
+                               {{"rank", 0}, {"seq", first}, {"lines", lines}}),
+                   200);
+  }
+
+  json run() { return require_status(podium().admin().get("/api/v1/runs/" + run_id), 200).json; }
+  json summary() {
+    return require_status(podium().admin().get("/api/v1/runs/" + run_id + "/summary"), 200).json;
+  }
+
+  std::string cluster, run_id, attempt;
+  std::unique_ptr<Api> agent;
+};
+
+TEST_F(SummaryCache, ALateBatchOfStepsIsInTheNextSummary) {
+  auto first = summary();
+  EXPECT_EQ(first["steps"], 10);
+  EXPECT_EQ(first["live"], false);
+  EXPECT_EQ(summary(), first);  // asked again: the same answer
+
+  post_steps(10, 25);  // the agent's last upload, after the exit
+  auto later = summary();
+  EXPECT_EQ(later["steps"], 25) << later.dump();
+  EXPECT_EQ(later["last_step"], 24);
+  auto cmp = require_status(
+      podium().admin().get("/api/v1/compare?runs=" + run_id + "," +
+                           podium().submit_run(podium().admin(), cluster)["id"].get<std::string>()),
+      200);
+  EXPECT_EQ(cmp.json["rows"][0]["step_seconds"], later["step_seconds"]);
+}
+
+TEST_F(SummaryCache, ANewClusterPriceIsInTheNextSummaryAndCompare) {
+  EXPECT_EQ(summary()["price_per_chip_hour"], 2.0);
+  require_status(
+      podium().admin().patch("/api/v1/clusters/" + cluster, {{"price_per_chip_hour", 3.5}}), 200);
+  EXPECT_EQ(summary()["price_per_chip_hour"], 3.5);
+}
+
+TEST_F(SummaryCache, AChangedRunIsSummarizedAgain) {
+  EXPECT_EQ(summary()["failure_class"], nullptr);
+  // Whatever changes the run row (here by hand) is seen: nothing is served from before it.
+  podium().db().query("UPDATE runs SET failure_class = 'error', state = 'failed' WHERE id = $1",
+                      {run_id});
+  auto s = summary();
+  EXPECT_EQ(s["failure_class"], "error");
+  EXPECT_EQ(s["state"], "failed");
+}
+
+}  // namespace
+}  // namespace podium::it

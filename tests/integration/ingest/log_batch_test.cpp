@@ -1,0 +1,126 @@
+// A log batch through the agent API (backend/ingest/log_ingest.cpp): lines of any bytes are
+// stored as sent (quotes, backslashes, braces, commas, the text NULL, empty lines) or made
+// storable (NUL, longer than 64 KiB), and rank 0's step lines become metrics rows with their
+// values, a NaN loss kept as NaN and missing figures as NULL; a retried batch stores nothing twice.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/integration/support/podium.h"
+
+namespace podium::it {
+namespace {
+
+using nlohmann::json;
+
+class LogBatch : public PodiumTest {
+ protected:
+  void SetUp() override {
+    PodiumTest::SetUp();
+    if (IsSkipped()) return;  // no test database
+    const std::string cluster = unique_name("lb");
+    podium().create_cluster(cluster, "cpu-1");
+    Api registrar = podium().as(podium().worker_token(cluster));
+    auto reg = require_status(
+        registrar.post("/api/v1/agent/register",
+                       {{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"instance", "lb"}}),
+        200);
+    agent = std::make_unique<Api>(podium().as(reg.json["credential"]));
+    run_id = podium().submit_run(podium().admin(), cluster)["id"];
+    attempt = require_status(agent->get("/api/v1/agent/assignment?worker_id=" +
+                                        reg.json["worker_id"].get<std::string>() + "&wait=10"),
+                             200)
+                  .json["attempt_id"];
+  }
+
+  json post(int seq, const std::vector<std::string>& lines) {
+    return require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/logs",
+                                      {{"rank", 0}, {"seq", seq}, {"lines", lines}}),
+                          200)
+        .json;
+  }
+
+  std::vector<std::string> stored() {
+    auto r = podium().db().query(
+        "SELECT line FROM log_lines WHERE attempt_id = $1 AND rank = 0 ORDER BY seq", {attempt});
+    std::vector<std::string> out;
+    for (size_t i = 0; i < r.size(); ++i) out.push_back(r.at(i, "line"));
+    return out;
+  }
+
+  std::unique_ptr<Api> agent;
+  std::string run_id, attempt;
+};
+
+TEST_F(LogBatch, StoresEveryLineAsSent) {
+  const std::vector<std::string> lines = {"plain",
+                                          "say \"hi\"",
+                                          "C:\\path\\to\\file \\\" \\\\",
+                                          "{braces}, {\"json\": [1, 2]}",
+                                          "a,b,c",
+                                          "NULL",
+                                          "",
+                                          " leading and trailing ",
+                                          "tab\there",
+                                          "unicode: λ → 日本"};
+  EXPECT_EQ(post(0, lines)["stored"], static_cast<int>(lines.size()));
+  EXPECT_EQ(stored(), lines);
+}
+
+TEST_F(LogBatch, MakesLinesStorable) {
+  // A NUL (JSON \u0000) cannot be stored in text: it becomes U+FFFD. (Invalid UTF-8 cannot be
+  // sent as JSON by this client; storable_line's handling of it is the same code path.)
+  post(0, {std::string("nul\0byte", 8), std::string(70 * 1024, 'x')});
+  auto lines = stored();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0],
+            "nul\xEF\xBF\xBD"
+            "byte");
+  EXPECT_EQ(lines[1].size(), 64u * 1024);  // cut to kMaxStoredLineBytes
+}
+
+TEST_F(LogBatch, StepLinesBecomeMetricsOnceAndRetriesStoreNothingTwice) {
+  const std::vector<std::string> lines = {
+      "completed step: 0, seconds: 12.5, TFLOP/s/device: 80.25, Tokens/s/device: 4096.125, "
+      "total_weights: 65536, loss: 10.875",
+      "an ordinary line", "completed step: 1, seconds: 1.0000000000000002, loss: nan",
+      "completed step: 2, seconds: 0.1, TFLOP/s/device: 1e-05, Tokens/s/device: 3, "
+      "total_weights: 1, loss: 2.5"};
+  auto first = post(5, lines);
+  EXPECT_EQ(first["stored"], 4);
+  EXPECT_EQ(first["next_seq"], 9);
+  auto m = podium().db().query(
+      "SELECT step, step_seconds, tflops_per_device, tokens_per_second_per_device, "
+      "total_weights, loss::text AS loss, extra::text AS extra, rampup FROM metrics WHERE "
+      "attempt_id = $1 ORDER BY step",
+      {attempt});
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m.opt_double(0, "step_seconds"), 12.5);
+  EXPECT_EQ(m.opt_double(0, "tflops_per_device"), 80.25);
+  EXPECT_EQ(m.opt_double(0, "tokens_per_second_per_device"), 4096.125);
+  EXPECT_EQ(m.opt_double(0, "total_weights"), 65536.0);
+  EXPECT_EQ(m.at(0, "loss"), "10.875");
+  EXPECT_EQ(m.at(0, "extra"), "{}");
+  EXPECT_FALSE(m.boolean(0, "rampup"));
+  // Exact doubles; a NaN loss stays NaN; figures the line did not print are NULL.
+  EXPECT_EQ(m.opt_double(1, "step_seconds"), 1.0000000000000002);
+  EXPECT_EQ(m.at(1, "loss"), "NaN");
+  EXPECT_TRUE(m.is_null(1, "tflops_per_device"));
+  EXPECT_TRUE(m.is_null(1, "total_weights"));
+  EXPECT_EQ(m.opt_double(2, "tflops_per_device"), 1e-05);
+  EXPECT_EQ(podium().db().scalar("SELECT last_step FROM runs WHERE id = $1", {run_id}), "2");
+
+  // The same batch again, and one overlapping it: only the new line is stored and parsed.
+  EXPECT_EQ(post(5, lines)["stored"], 0);
+  auto overlap = post(8, {lines[3], "completed step: 3, seconds: 0.5, loss: 2.0"});
+  EXPECT_EQ(overlap["stored"], 1);
+  EXPECT_EQ(podium().db().scalar("SELECT count(*) FROM metrics WHERE attempt_id = $1", {attempt}),
+            "4");
+  EXPECT_EQ(podium().db().scalar("SELECT count(*) FROM log_lines WHERE attempt_id = $1", {attempt}),
+            "5");  // seqs 5..9
+}
+
+}  // namespace
+}  // namespace podium::it
