@@ -15,6 +15,7 @@ docs/benchmarks.md. Exit status 1 when a scenario misses its target.
 
 import argparse
 import datetime
+import json
 import os
 import shutil
 import subprocess
@@ -56,6 +57,12 @@ def main():
     ap.add_argument("--agents", type=int, default=1000, help="agent_scale's agents")
     ap.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "latest.json"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--reuse-results", default="",
+                    help="dispatch_latency,agent_scale: fold their last bench/results/<name>.json "
+                    "instead of running them (the row keeps that result's date)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other scenarios' rows of the existing output (each row says "
+                    "the commit and date it was measured at)")
     args = ap.parse_args()
     chosen = args.only.split(",") if args.only else [s for s in ALL if s != "quickstart"]
     if args.quickstart and "quickstart" not in chosen:
@@ -77,6 +84,10 @@ def main():
         pg("stop", pg_dir)
         if os.path.exists(token_file):
             os.unlink(token_file)
+    # Stopped at the end only when this run started it (another run may be using it).
+    was_running = subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh"), "status"],
+                                 env=dict(os.environ, PODIUM_TEST_PG_DIR=pg_dir),
+                                 capture_output=True).returncode == 0
     url = pg("start", pg_dir)
     if not os.path.exists(token_file):
         with open(token_file, "w") as f:
@@ -86,7 +97,7 @@ def main():
     log(f"PostgreSQL {url} (kept in {pg_dir})")
     psql = Psql(url)
     # Memory for the 10 M / 100 M row tables: PostgreSQL's 128 MB default is a laptop's.
-    if psql.value("SHOW shared_buffers") != "2GB":
+    if psql.value("SHOW shared_buffers") != "2GB" and not was_running:
         psql.run("ALTER SYSTEM SET shared_buffers = '2GB'")
         psql.run("ALTER SYSTEM SET maintenance_work_mem = '1GB'")
         psql.run("ALTER SYSTEM SET max_wal_size = '8GB'")
@@ -123,20 +134,35 @@ def main():
         server = None
         attempt(["server_rss"], lambda _: http_limits.server_rss(
             lambda settings: Server(bin_dir, url, tmp, token, settings)))
-        attempt(["dispatch_latency"],
-                lambda _: fold.dispatch_latency(bin_dir, args.dispatch_runs))
-        attempt(["agent_scale"], lambda _: fold.agent_scale(bin_dir, args.agents))
+        attempt(["dispatch_latency"], lambda _: fold.dispatch_latency(
+            bin_dir, args.dispatch_runs, "dispatch_latency" in args.reuse_results))
+        attempt(["agent_scale"], lambda _: fold.agent_scale(
+            bin_dir, args.agents, "agent_scale" in args.reuse_results))
         attempt(["quickstart"], lambda _: quickstart.quickstart(tmp))
     finally:
         if server is not None:
             server.stop()
         # Stopped, its data kept for the next run's query scenarios.
-        subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh"), "pause"],
-                       env=dict(os.environ, PODIUM_TEST_PG_DIR=pg_dir), capture_output=True)
+        if not was_running:
+            subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh"), "pause"],
+                           env=dict(os.environ, PODIUM_TEST_PG_DIR=pg_dir), capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
     for name, err in failures.items():
         rows.append(scenario(name, None, "", "", False, error=err))
+    stamp = {"commit": report.commit(),
+             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    for r in rows:
+        r.setdefault("measured", stamp)
+    if args.merge and os.path.exists(args.output):
+        with open(args.output) as f:
+            old = json.load(f)
+        kept = [r for r in old.get("scenarios", []) if r["name"] not in chosen]
+        for r in kept:
+            r.setdefault("measured", {"commit": old.get("commit"), "date": old.get("date")})
+        rows.extend(kept)
+        if "scale" not in extra and "scale" in old:
+            extra["scale"] = old["scale"]
     rows.sort(key=lambda r: ALL.index(r["name"]))
     extra.update({"date": datetime.datetime.now(datetime.timezone.utc)
                   .isoformat(timespec="seconds"), "wall_seconds": round(

@@ -54,14 +54,20 @@ def _fmt(v):
 
 
 def table(doc):
-    lines = [f"Commit `{doc['commit']}`, {doc['machine']['cpus']} cores "
-             f"({doc['machine']['cpu_model']}), {doc['date']}, {doc['wall_seconds']:.0f} s.", "",
-             "| scenario | value | unit | baseline (same run) | ratio | target | meets |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [f"Written at commit `{doc['commit']}`, {doc['machine']['cpus']} cores "
+             f"({doc['machine']['cpu_model']}), {doc['date']} (this invocation: "
+             f"{doc['wall_seconds']:.0f} s; rows kept from earlier ones by --merge say when they "
+             "were measured).", "",
+             "| scenario | value | unit | baseline (same run) | ratio | target | meets | measured |",
+             "|---|---|---|---|---|---|---|---|"]
     for s in doc["scenarios"]:
+        m = s.get("measured") or {}
+        when = f"`{m.get('commit') or '?'}` {m.get('date') or '?'}"
+        if s.get("details", {}).get("result_date"):
+            when += f" (result of {s['details']['result_date']})"
         lines.append(f"| `{s['name']}` | {_fmt(s['value'])} | {s['unit']} | "
                      f"{_fmt(s['baseline_value'])} | {_fmt(s['ratio'])} | {s['target']} | "
-                     f"{'yes' if s['meets'] else '**no**'} |")
+                     f"{'yes' if s['meets'] else '**no**'} | {when} |")
     return "\n".join(lines)
 
 
