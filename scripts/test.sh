@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# README command 2: installs what is missing, builds, and runs every test:
-# unit (also under ASan+UBSan), integration (real PostgreSQL), e2e (real processes), browser.
+# README command 2: installs what is missing, builds, and runs every test: unit (also under
+# ASan+UBSan), ThreadSanitizer, integration (real PostgreSQL), e2e (real processes), fuzz corpora
+# and short fuzz runs, browser, and the CI-size reliability scenarios.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -89,6 +90,11 @@ if [ -f web/package.json ]; then
   step "dashboard unit and browser tests"
   (cd web && npm run --silent build && npm run --silent test && PODIUM_BIN_DIR="$root/build/test/bin" npm run --silent test:browser) || status=1
 fi
+
+step "reliability (CI size): 5 server kills under live runs, one database outage under load"
+# Nothing acknowledged lost or duplicated across SIGKILLs of the server; 503s answer quickly
+# while the database is down and service resumes by itself (docs/reliability.md).
+PODIUM_BIN_DIR="$root/build/test/bin" bench/reliability/run.sh --ci || status=1
 
 step "done"
 exit $status
