@@ -2,7 +2,7 @@
 // serving the built dashboard, a cpu-2 cluster with two podium-worker agents, a small dataset.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, openSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -69,7 +69,9 @@ export async function startPodium({ workers = 2 } = {}) {
   for (let host = 0; host < workers; host++) {
     const wdir = join(dir, `worker${host}`);
     mkdirSync(wdir, { recursive: true });
-    const w = spawn(join(bin, 'podium-worker'), ['--server', base, '--cluster', 'web', '--slice', '0', '--host', String(host), '--workdir', wdir, '--address', '127.0.0.1', '--log-format', 'text'], {
+    const w = spawn(join(bin, 'podium-worker'), ['--server', base, '--cluster', 'web', '--slice', '0', '--host', String(host), '--workdir', wdir, '--address', '127.0.0.1', '--log-format', 'text',
+      // Ranks run as this account: an agent running as root refuses to start without --run-as.
+      '--run-as', userInfo().username], {
       env: { ...process.env, PODIUM_TOKEN: wt.token }, stdio: ['ignore', 'pipe', openSync(join(wdir, 'agent.log'), 'w')],
     });
     children.push(w);
