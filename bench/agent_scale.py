@@ -87,6 +87,29 @@ def summary(values):
             "max": round(s[-1], 3) if s else None, "n": len(s)}
 
 
+def start_server(bin_dir, tmp, port, token, max_connections, database_url):
+    """podium-server on loopback (embedded PostgreSQL under tmp unless database_url), started
+    and ready; returns (process, log path)."""
+    log_path = os.path.join(tmp, "server.log")
+    cmd = [os.path.join(bin_dir, "podium-server"), "--listen", f"127.0.0.1:{port}",
+           "--data-dir", os.path.join(tmp, "data"), "--admin-token", token,
+           "--set", "log.level=warn",
+           "--set", f"limits.max_connections={max_connections}"]
+    if database_url:
+        cmd += ["--database-url", database_url]
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, env=clean_env())
+    try:
+        wait_for_line(server, log_path, r"podium-server listening on http://", 120,
+                      "podium-server")
+    except BaseException:
+        server.kill()
+        server.wait()
+        raise
+    return server, log_path
+
+
 def single_gang_main(args):
     n = args.agents
 
@@ -105,17 +128,8 @@ def single_gang_main(args):
     beats = None
     stop = threading.Event()
     try:
-        log_path = os.path.join(tmp, "server.log")
-        cmd = [os.path.join(bin_dir, "podium-server"), "--listen", f"127.0.0.1:{port}",
-               "--data-dir", os.path.join(tmp, "data"), "--admin-token", token,
-               "--set", "log.level=warn",
-               "--set", f"limits.max_connections={2 * n + 256}"]
-        if args.database_url:
-            cmd += ["--database-url", args.database_url]
-        with open(log_path, "w") as log:
-            server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, env=clean_env())
-        wait_for_line(server, log_path, r"podium-server listening on http://", 120, "podium-server")
+        server, log_path = start_server(bin_dir, tmp, port, token, 2 * n + 256,
+                                        args.database_url)
         admin = Api(base, token)
         cluster = "agents-" + os.urandom(3).hex()
         admin.require("POST", "/api/v1/clusters",
@@ -889,17 +903,8 @@ def sustained_main(args):
     token = "pdm_bench_" + os.urandom(16).hex()
     server = None
     try:
-        log_path = os.path.join(tmp, "server.log")
-        cmd = [os.path.join(bin_dir, "podium-server"), "--listen", f"127.0.0.1:{port}",
-               "--data-dir", os.path.join(tmp, "data"), "--admin-token", token,
-               "--set", "log.level=warn",
-               "--set", f"limits.max_connections={4 * args.agents + 256}"]
-        if args.database_url:
-            cmd += ["--database-url", args.database_url]
-        with open(log_path, "w") as log:
-            server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, env=clean_env())
-        wait_for_line(server, log_path, r"podium-server listening on http://", 120, "podium-server")
+        server, log_path = start_server(bin_dir, tmp, port, token, 4 * args.agents + 256,
+                                        args.database_url)
         result = asyncio.run(sustained(args, port, token, server, log_path, tmp, bin_dir))
         if server.poll() is not None:
             result["server_exited"] = server.returncode
