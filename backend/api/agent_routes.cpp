@@ -33,10 +33,10 @@ const std::string& token_cluster(const http::RequestContext& rc) {
   return rc.principal->cluster_id;
 }
 
-// The worker row, checked against the token's cluster: 404 unknown (the agent registers again),
-// 403 another cluster's worker.
-void require_worker(db::Transaction& tx, const http::RequestContext& rc,
-                    const std::string& worker_id) {
+// Only a host's own credential acts as that host's agent: an attach token, a cluster's worker
+// token or another host's credential is 403. (A credential is bound to its worker row, and so to
+// the row's cluster.)
+void require_worker_credential(const http::RequestContext& rc, const std::string& worker_id) {
   if (!rc.principal->attempt_id.empty())
     throw http::forbidden("an attach token acts for its attempt's ranks only, not as an agent");
   if (rc.principal->worker_id.empty())
@@ -46,6 +46,13 @@ void require_worker(db::Transaction& tx, const http::RequestContext& rc,
   if (rc.principal->worker_id != worker_id)
     throw http::forbidden("this credential belongs to worker " + rc.principal->worker_id +
                           ", not " + worker_id);
+}
+
+// The worker row, checked against the token's cluster: 404 unknown (the agent registers again),
+// 403 another cluster's worker.
+void require_worker(db::Transaction& tx, const http::RequestContext& rc,
+                    const std::string& worker_id) {
+  require_worker_credential(rc, worker_id);
   auto w = tx.exec("SELECT cluster_id FROM workers WHERE id = $1", {worker_id});
   if (w.empty()) throw http::not_found("unknown worker " + worker_id + "; register again");
   if (w.at(0, "cluster_id") != token_cluster(rc))
@@ -58,9 +65,7 @@ struct AttemptRow {
   std::string state;
 };
 
-// lock: take the attempt row FOR UPDATE, so that reports on one attempt are applied one at a
-// time. Without it, two ranks reporting "running" at the same moment each see the other still
-// waiting (READ COMMITTED) and neither moves the attempt to running.
+// lock: take the attempt row FOR UPDATE, as every path that ends an attempt does first.
 AttemptRow require_attempt(db::Transaction& tx, const http::RequestContext& rc,
                            const std::string& attempt_id, bool lock = false) {
   auto a = tx.exec(
@@ -244,6 +249,31 @@ http::Response handle_heartbeat(ApiContext& ctx, http::RequestContext& rc) {
     in.error("notice", "must be a short word or phrase ([A-Za-z0-9_.:- ]), or null");
   in.reject_unknown_fields();
   in.finish();
+  require_worker_credential(rc, *worker_id);
+
+  // The common heartbeat changes nothing but the time: one statement, one round trip, its commit
+  // not waiting for the WAL flush (set_config(..., true) holds for its implicit transaction; see
+  // below why that is safe). It also says whether the rest is needed: a notice that changed, or
+  // a rank running for two intervals that the agent no longer lists. 1,000 agents send 333 of
+  // these a second, and each round trip waits for a database process among the busy ones.
+  const auto fast = ctx.db.exec_alone(
+      "WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true) AS v), "
+      "w AS (UPDATE workers SET last_heartbeat_at = now() WHERE id = $1 RETURNING notice) "
+      "SELECT (SELECT count(*) FROM cfg) AS cfg, (SELECT count(*) FROM w) AS found, "
+      "($2::boolean AND EXISTS (SELECT 1 FROM w WHERE w.notice IS DISTINCT FROM $3::text)) "
+      "AS notice_changed, ($4::jsonb IS NOT NULL AND EXISTS (SELECT 1 FROM attempt_hosts ah "
+      "WHERE ah.worker_id = $1 AND ah.ended_at IS NULL AND ah.state = 'running' AND "
+      "ah.started_at < now() - make_interval(secs => $5::int) AND NOT EXISTS (SELECT 1 FROM "
+      "jsonb_array_elements($4::jsonb) k WHERE k->>'attempt_id' = ah.attempt_id AND "
+      "(k->>'rank')::int = ah.rank))) AS unlisted",
+      {*worker_id, reports_notice ? "true" : "false", notice ? db::Param(*notice) : db::Param(),
+       reports_running ? db::Param(dump(running)) : db::Param(),
+       std::to_string(2 * ctx.engine.heartbeat_interval.count())});
+  if (fast.int64(0, "found") == 0)
+    throw http::not_found("unknown worker " + *worker_id + "; register again");
+  if (!fast.boolean(0, "notice_changed") && !fast.boolean(0, "unlisted"))
+    return json_response(200, {{"heartbeat_seconds", ctx.engine.heartbeat_interval.count()}});
+
   ctx.db.transact([&](db::Transaction& tx) {
     // A heartbeat's commit does not wait for the WAL flush (one fsync, milliseconds on a real
     // disk: the heartbeat lane's two threads could not keep up with 1,000 agents every 3 s).
@@ -269,16 +299,31 @@ http::Response handle_heartbeat(ApiContext& ctx, http::RequestContext& rc) {
 // One look at the database: a cancel, an assignment, or nothing.
 std::optional<json> next_for_worker(ApiContext& ctx, const http::RequestContext& rc,
                                     const std::string& worker_id) {
+  require_worker_credential(rc, worker_id);
+  const std::string redeliver = std::to_string(ctx.engine.redelivery_after.count());
+  // Most looks find nothing (an agent polling again after its rank ended, a parked poll's
+  // periodic recheck): one read says so, instead of a transaction of five statements. It
+  // matches every row the transaction below would act on, and some more.
+  auto look = ctx.db.exec_alone(
+      "SELECT EXISTS (SELECT 1 FROM workers WHERE id = $1) AS known, EXISTS (SELECT 1 FROM "
+      "attempt_hosts WHERE worker_id = $1 AND ended_at IS NULL AND (state = 'pending' OR "
+      "(state = 'delivered' AND delivered_at < now() - make_interval(secs => $2::int)) OR "
+      "(cancel_requested_at IS NOT NULL AND state IN ('delivered', 'running') AND "
+      "(cancel_delivered_at IS NULL OR cancel_delivered_at < now() - make_interval(secs => "
+      "$2::int))))) AS work",
+      {worker_id, redeliver});
+  if (look.boolean(0, "known") && !look.boolean(0, "work")) return std::nullopt;
   return ctx.db.transact([&](db::Transaction& tx) -> std::optional<json> {
     require_worker(tx, rc, worker_id);
-    const std::string redeliver = std::to_string(ctx.engine.redelivery_after.count());
     // A rank delivered but never reported running, cancelled, and still silent after its cancel
     // was delivered a while ago: the agent never started it (a lost response). It ends here;
     // an agent that did start it after all gets 409 for its late report and stops it.
+    // (ended_at IS NULL, implied by the state, lets the worker's partial index serve it: without
+    // it every look scanned the whole table, the database's main cost with 1,000 agents.)
     auto never_started = tx.exec(
         "UPDATE attempt_hosts SET state = 'cancelled', ended_at = now() WHERE worker_id = $1 AND "
-        "state = 'delivered' AND cancel_requested_at IS NOT NULL AND cancel_delivered_at < now() "
-        "- make_interval(secs => $2::int) RETURNING attempt_id",
+        "ended_at IS NULL AND state = 'delivered' AND cancel_requested_at IS NOT NULL AND "
+        "cancel_delivered_at < now() - make_interval(secs => $2::int) RETURNING attempt_id",
         {worker_id, redeliver});
     for (size_t i = 0; i < never_started.size(); ++i)
       sched::finish_attempt_if_done(tx, never_started.at(i, "attempt_id"), ctx.engine);
@@ -420,9 +465,14 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
     in.error("exit_code", "an exited rank needs exit_code or signal");
   in.finish();
   const std::string attempt_id = rc.param("id");
+  const bool failed_exit = *state == "exited" && (signal || (exit_code && *exit_code != 0));
 
-  auto out = ctx.db.transact([&](db::Transaction& tx) {
-    auto attempt = require_attempt(tx, rc, attempt_id, /*lock=*/true);
+  // First the rank's own row, under its own lock only: a gang's reports commit side by side
+  // (one WAL flush for many) instead of one after another behind the attempt's row lock, which
+  // held 512 reports of a 256-host gang to about 120 a second. A failing rank ends the whole
+  // attempt, so it takes the attempt's lock first, as every other path that ends one does.
+  ctx.db.transact([&](db::Transaction& tx) {
+    require_attempt(tx, rc, attempt_id, /*lock=*/failed_exit);
     require_own_rank(tx, rc, attempt_id, *rank);
     auto h = tx.exec(
         "SELECT state, exit_code, signal FROM attempt_hosts WHERE attempt_id = $1 AND rank = "
@@ -432,53 +482,50 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
       throw http::not_found("attempt " + attempt_id + " has no rank " + std::to_string(*rank));
     const std::string cur = h.at(0, "state");
     if (*state == "running") {
-      if (cur == "running") return json{{"attempt_state", attempt.state}, {"cancel", false}};
+      if (cur == "running") return;  // a retried report: the attempt's step below still runs
       if (cur != "pending" && cur != "delivered")
         throw http::conflict("rank " + std::to_string(*rank) + " already ended (" + cur + ")");
       tx.exec(
           "UPDATE attempt_hosts SET state = 'running', started_at = now(), pid = $3::int WHERE "
           "attempt_id = $1 AND rank = $2::int",
           {attempt_id, std::to_string(*rank), pid ? db::Param(std::to_string(*pid)) : db::Param()});
-      auto waiting = tx.exec(
-          "SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND state IN ('pending', "
-          "'delivered')",
-          {attempt_id});
-      if (waiting.empty()) {
-        auto moved = tx.exec(
-            "UPDATE attempts SET state = 'running', running_at = now() WHERE id = $1 AND state "
-            "IN ('pending', 'starting') AND ending_cause IS NULL RETURNING id",
-            {attempt_id});
-        if (!moved.empty())
-          sched::transition_run(
-              tx, attempt.run_id, "starting", "running",
-              "every rank of attempt " + std::to_string(attempt.number) + " is running");
-      }
-    } else {
-      if (cur == "exited") {
-        if (h.opt_int64(0, "exit_code") == exit_code && h.opt_int64(0, "signal") == signal)
-          return json{{"attempt_state", attempt.state}, {"cancel", false}};
-        throw http::conflict("rank " + std::to_string(*rank) + " already reported another exit");
-      }
-      if (cur == "lost" || cur == "cancelled")
-        throw http::conflict("rank " + std::to_string(*rank) + " was already declared " + cur);
-      tx.exec(
-          "UPDATE attempt_hosts SET state = 'exited', ended_at = now(), exit_code = $3::int, "
-          "signal = $4::int, pid = COALESCE(pid, $5::int) WHERE attempt_id = $1 AND rank = "
-          "$2::int",
-          {attempt_id, std::to_string(*rank),
-           exit_code ? db::Param(std::to_string(*exit_code)) : db::Param(),
-           signal ? db::Param(std::to_string(*signal)) : db::Param(),
-           pid ? db::Param(std::to_string(*pid)) : db::Param()});
-      const bool failed = signal || (exit_code && *exit_code != 0);
-      if (failed) {
-        const std::string what = signal ? "signal " + std::to_string(*signal)
-                                        : "exit code " + std::to_string(*exit_code);
-        // Ends the attempt: the other ranks get a cancel; finished here if none is left.
-        sched::end_attempt(tx, attempt_id, "rank " + std::to_string(*rank) + " ended with " + what,
-                           false, ctx.engine);
-      } else {
-        sched::finish_attempt_if_done(tx, attempt_id, ctx.engine);
-      }
+      return;
+    }
+    if (cur == "exited") {
+      if (h.opt_int64(0, "exit_code") == exit_code && h.opt_int64(0, "signal") == signal) return;
+      throw http::conflict("rank " + std::to_string(*rank) + " already reported another exit");
+    }
+    if (cur == "lost" || cur == "cancelled")
+      throw http::conflict("rank " + std::to_string(*rank) + " was already declared " + cur);
+    tx.exec(
+        "UPDATE attempt_hosts SET state = 'exited', ended_at = now(), exit_code = $3::int, "
+        "signal = $4::int, pid = COALESCE(pid, $5::int) WHERE attempt_id = $1 AND rank = $2::int",
+        {attempt_id, std::to_string(*rank),
+         exit_code ? db::Param(std::to_string(*exit_code)) : db::Param(),
+         signal ? db::Param(std::to_string(*signal)) : db::Param(),
+         pid ? db::Param(std::to_string(*pid)) : db::Param()});
+    if (failed_exit) {
+      const std::string what =
+          signal ? "signal " + std::to_string(*signal) : "exit code " + std::to_string(*exit_code);
+      // Ends the attempt: the other ranks get a cancel; finished here if none is left.
+      sched::end_attempt(tx, attempt_id, "rank " + std::to_string(*rank) + " ended with " + what,
+                         false, ctx.engine);
+    }
+  });
+
+  // Then the attempt's step, in a transaction that began after the rank's commit: of a gang's
+  // last reports, the one that committed last sees every other, so the attempt moves exactly
+  // once (the UPDATE's condition is re-checked under the row lock). A report retried after a
+  // crash between the two transactions takes this step then; the reaper's sweep is the net.
+  auto out = ctx.db.transact([&](db::Transaction& tx) {
+    if (*state == "running") {
+      sched::start_attempt_if_all_running(tx, attempt_id);
+    } else if (!failed_exit) {
+      // Most exits are not the last: a look without a lock spares them the attempt's row lock.
+      auto open =
+          tx.exec("SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND ended_at IS NULL LIMIT 1",
+                  {attempt_id});
+      if (open.empty()) sched::finish_attempt_if_done(tx, attempt_id, ctx.engine);
     }
     auto now =
         tx.exec("SELECT state, ending_cause IS NOT NULL AS ending FROM attempts WHERE id = $1",

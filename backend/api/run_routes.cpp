@@ -115,9 +115,7 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
   });
 
   router.add("GET", "/api/v1/runs/{id}", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto r = ctx.db.transact([&](db::Transaction& tx) { return load_run(tx, rc.param("id")); },
-                             db::TxMode::read_only);
-    return json_response(200, run_json(r, 0, true));
+    return json_response(200, run_json(load_run(ctx.db, rc.param("id")), 0, true));
   });
 
   router.add(

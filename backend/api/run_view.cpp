@@ -72,4 +72,10 @@ db::Result load_run(db::Transaction& tx, const std::string& id) {
   return r;
 }
 
+db::Result load_run(db::Database& db, const std::string& id) {
+  auto r = db.exec_alone(run_select() + "WHERE r.id = $1", {id});
+  if (r.empty()) throw http::not_found("no run " + id);
+  return r;
+}
+
 }  // namespace podium::api

@@ -17,5 +17,7 @@ std::string run_select();
 nlohmann::json run_json(const db::Result& r, size_t row, bool with_plan);
 // The run by id; throws Problem 404 when there is none.
 db::Result load_run(db::Transaction& tx, const std::string& id);
+// The same as one statement on its own (Database::exec_alone): GET /runs/{id}'s one read.
+db::Result load_run(db::Database& db, const std::string& id);
 
 }  // namespace podium::api

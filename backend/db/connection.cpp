@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -167,18 +168,66 @@ void Connection::flush(Clock::time_point deadline) {
   }
 }
 
+namespace {
+
+// Statements PostgreSQL can prepare (utility statements such as BEGIN or SET cannot).
+bool preparable(std::string_view sql) {
+  size_t i = 0;
+  while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
+  auto starts = [&](std::string_view word) {
+    if (sql.size() - i < word.size()) return false;
+    for (size_t k = 0; k < word.size(); ++k)
+      if (std::toupper(static_cast<unsigned char>(sql[i + k])) != word[k]) return false;
+    return sql.size() - i == word.size() ||
+           !std::isalnum(static_cast<unsigned char>(sql[i + word.size()]));
+  };
+  return starts("SELECT") || starts("INSERT") || starts("UPDATE") || starts("DELETE") ||
+         starts("WITH");
+}
+
+}  // namespace
+
+std::string Connection::prepared_name(const std::string& text, size_t params,
+                                      Clock::time_point deadline) {
+  if (auto it = prepared_.find(text); it != prepared_.end()) return it->second;
+  if (prepared_.size() >= kMaxPrepared || !preparable(text)) return {};
+  std::string name = "podium_" + std::to_string(++prepared_serial_);
+  // A statement that does not parse fails here, as it would unprepared (and, inside a
+  // transaction, aborts it the same way). The prepared form outlives a rollback: it belongs to
+  // the session, not the transaction.
+  if (PQsendPrepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params), nullptr) == 0) {
+    if (PQstatus(conn_) == CONNECTION_BAD) fail_transport(PQerrorMessage(conn_));
+    throw DbError(DbError::Kind::other, "", single_line(PQerrorMessage(conn_)));
+  }
+  collect(deadline);
+  prepared_.emplace(text, name);
+  return name;
+}
+
 Result Connection::exec(std::string_view sql, const Params& params, Clock::time_point deadline) {
   if (broken()) throw DbError(DbError::Kind::unavailable, "", "database connection lost");
   const std::string text(sql);  // libpq wants a NUL-terminated string
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const Param& p : params) values.push_back(p ? p->c_str() : nullptr);
-  if (PQsendQueryParams(conn_, text.c_str(), static_cast<int>(values.size()), nullptr,
-                        values.data(), nullptr, nullptr, 0) == 0) {
+  const std::string name = prepared_name(text, params.size(), deadline);
+  const int sent = name.empty()
+                       ? PQsendQueryParams(conn_, text.c_str(), static_cast<int>(values.size()),
+                                           nullptr, values.data(), nullptr, nullptr, 0)
+                       : PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(values.size()),
+                                             values.data(), nullptr, nullptr, 0);
+  if (sent == 0) {
     if (PQstatus(conn_) == CONNECTION_BAD) fail_transport(PQerrorMessage(conn_));
     throw DbError(DbError::Kind::other, "", single_line(PQerrorMessage(conn_)));
   }
-  return collect(deadline);
+  try {
+    return collect(deadline);
+  } catch (const DbError& e) {
+    // A table's columns changed under a prepared statement ("cached plan must not change result
+    // type"): forget it, so that the next use prepares it afresh.
+    if (!name.empty() && e.sqlstate() == "0A000") prepared_.erase(text);
+    throw;
+  }
 }
 
 void Connection::exec_script(std::string_view sql, Clock::time_point deadline) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "backend/db/database.h"
 
@@ -39,7 +40,12 @@ class Connection {
 
   // One statement with $n text parameters. Throws DbError; when the failure is at the transport
   // level (connection lost, no answer before the deadline) broken() becomes true.
+  // SELECT/INSERT/UPDATE/DELETE/WITH statements are prepared on first use and their prepared
+  // form reused by text (up to kMaxPrepared per connection, then sent unprepared): parsing and
+  // planning the agent plane's short statements anew each time was most of the database's work.
   Result exec(std::string_view sql, const Params& params, Clock::time_point deadline);
+  static constexpr size_t kMaxPrepared = 200;
+  size_t prepared_count() const { return prepared_.size(); }
   // Several statements without parameters (simple query protocol), for migration files.
   void exec_script(std::string_view sql, Clock::time_point deadline);
 
@@ -59,8 +65,14 @@ class Connection {
   void flush(Clock::time_point deadline);
   [[noreturn]] void fail_transport(const std::string& what);
 
+  // The prepared form's name for this statement text, preparing it now if there is room; empty
+  // when it is sent unprepared.
+  std::string prepared_name(const std::string& text, size_t params, Clock::time_point deadline);
+
   pg_conn* conn_;
   bool broken_ = false;
+  std::unordered_map<std::string, std::string> prepared_;  // statement text -> name
+  size_t prepared_serial_ = 0;
 };
 
 // Waits until the socket is ready for `events` (POLLIN/POLLOUT) or the deadline passes.

@@ -51,6 +51,29 @@ Transaction Database::begin(TxMode mode) {
   }
 }
 
+Result Database::exec_alone(std::string_view sql, const Params& params) {
+  const Clock::time_point deadline = Clock::now() + options_.acquire_timeout;
+  for (int attempt = 0;; ++attempt) {
+    PoolState::Acquired a;
+    try {
+      a = pool_->state->acquire(deadline);
+    } catch (const DbError&) {
+      pool_->state->count_error();
+      throw;
+    }
+    const bool reused = a.reused;
+    Transaction::Lease lease(pool_->state, std::move(a.conn));  // back to the pool at the end
+    try {
+      return lease.conn->exec(sql, params, PoolState::statement_deadline(lease.statement_timeout));
+    } catch (const DbError& e) {
+      if (!reused || e.kind() != DbError::Kind::unavailable || attempt > options_.max_connections) {
+        pool_->state->count_error();
+        throw;
+      }
+    }
+  }
+}
+
 bool Database::ping() {
   return pool_->state->ping();
 }

@@ -156,6 +156,12 @@ class Database {
   auto transact(Fn&& fn, TxMode mode = TxMode::read_write)
       -> decltype(fn(std::declval<Transaction&>()));
 
+  // One statement as a transaction of its own (PostgreSQL's implicit one): one round trip
+  // instead of BEGIN, statement, COMMIT, for hot paths whose whole transaction is one statement.
+  // Only for a statement that is safe to send twice: like begin(), a reused connection that
+  // turns out dead is retried on another.
+  Result exec_alone(std::string_view sql, const Params& params = {});
+
   // SELECT 1 with a short deadline; false when the database is unreachable.
   bool ping();
   PoolStats stats() const;

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/ingest/pg_array.h"
+#include "backend/common/pg_array_literal.h"
 #include "engine/core/maxtext_log.h"
 
 namespace podium::ingest {
@@ -109,7 +109,7 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   if (b.lines.empty()) return result;
   std::vector<std::string> stored;
   stored.reserve(b.lines.size());
-  ArrayLiteral lines;
+  PgArrayLiteral lines;
   for (const auto& l : b.lines) {
     stored.push_back(storable_line(l));
     lines.text(stored.back());
@@ -130,8 +130,8 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   for (size_t i = 0; i < inserted.size(); ++i) fresh_seqs.push_back(inserted.int64(i, "seq"));
   std::sort(fresh_seqs.begin(), fresh_seqs.end());
 
-  // Step metrics as one array per column (pg_array.h).
-  ArrayLiteral step_col, seconds_col, tflops_col, tokens_col, weights_col, loss_col, extra_col,
+  // Step metrics as one array per column (pg_array_literal.h).
+  PgArrayLiteral step_col, seconds_col, tflops_col, tokens_col, weights_col, loss_col, extra_col,
       rampup_col;
   int step_rows = 0;
   json facts = json::object();

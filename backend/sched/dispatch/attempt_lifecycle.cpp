@@ -23,8 +23,8 @@ bool terminal_run_state(const std::string& s) {
 
 }  // namespace
 
-void notify_agent(db::Transaction& tx, const std::string& worker_id) {
-  tx.exec("SELECT pg_notify('podium_agents', $1)", {worker_id});
+void notify_agents(db::Transaction& tx, const std::string& worker_ids) {
+  tx.exec("SELECT pg_notify('podium_agents', w) FROM unnest($1::text[]) AS w", {worker_ids});
 }
 
 void notify_runs(db::Transaction& tx, const std::string& run_id) {
@@ -56,6 +56,22 @@ void record_run_note(db::Transaction& tx, const std::string& run_id, const std::
           {run_id, state, note});
 }
 
+bool start_attempt_if_all_running(db::Transaction& tx, const std::string& attempt_id) {
+  // Two last reports may both find no rank waiting; the second's UPDATE waits for the first's
+  // row lock, then re-checks the state on the moved row and matches nothing.
+  auto moved = tx.exec(
+      "UPDATE attempts a SET state = 'running', running_at = now() WHERE a.id = $1 AND a.state "
+      "IN ('pending', 'starting') AND a.ending_cause IS NULL AND a.finished_at IS NULL AND "
+      "EXISTS (SELECT 1 FROM attempt_hosts ah WHERE ah.attempt_id = a.id AND ah.state = "
+      "'running') AND NOT EXISTS (SELECT 1 FROM attempt_hosts ah WHERE ah.attempt_id = a.id AND "
+      "ah.state IN ('pending', 'delivered')) RETURNING a.run_id, a.number",
+      {attempt_id});
+  if (moved.empty()) return false;
+  transition_run(tx, moved.at(0, "run_id"), "starting", "running",
+                 "every rank of attempt " + moved.at(0, "number") + " is running");
+  return true;
+}
+
 std::optional<std::string> live_attempt(db::Transaction& tx, const std::string& run_id) {
   auto r = tx.exec(
       "SELECT id FROM attempts WHERE run_id = $1 AND finished_at IS NULL ORDER BY number DESC "
@@ -79,12 +95,12 @@ void end_attempt(db::Transaction& tx, const std::string& attempt_id, const std::
       "cancel_requested_at = COALESCE(cancel_requested_at, now()) "
       "WHERE attempt_id = $1 AND state = 'pending'",
       {attempt_id});
-  auto ranks = tx.exec(
-      "UPDATE attempt_hosts SET cancel_requested_at = now() WHERE attempt_id = $1 "
-      "AND ended_at IS NULL AND cancel_requested_at IS NULL RETURNING worker_id",
+  // Each agent holding a rank hears of the cancel, in one statement for the whole gang.
+  tx.exec(
+      "WITH c AS (UPDATE attempt_hosts SET cancel_requested_at = now() WHERE attempt_id = $1 "
+      "AND ended_at IS NULL AND cancel_requested_at IS NULL RETURNING worker_id) "
+      "SELECT pg_notify('podium_agents', worker_id) FROM c WHERE worker_id IS NOT NULL",
       {attempt_id});
-  for (size_t i = 0; i < ranks.size(); ++i)
-    if (!ranks.is_null(i, "worker_id")) notify_agent(tx, ranks.at(i, "worker_id"));
   finish_attempt_if_done(tx, attempt_id, settings);
 }
 

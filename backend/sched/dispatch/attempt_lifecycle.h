@@ -52,10 +52,17 @@ enum class CancelOutcome { cancelled, cancelling, already_cancelling, finished, 
 CancelOutcome cancel_run(db::Transaction& tx, const std::string& run_id, const std::string& by,
                          const EngineSettings& settings);
 
+// Moves a starting attempt whose ranks all report running to running, and its run with it. Call
+// it in a transaction that began after the rank's report committed, without the attempt's lock:
+// the report that committed last then sees every other rank running.
+bool start_attempt_if_all_running(db::Transaction& tx, const std::string& attempt_id);
+
 // The attempt that is not finished yet, if any.
 std::optional<std::string> live_attempt(db::Transaction& tx, const std::string& run_id);
 
-void notify_agent(db::Transaction& tx, const std::string& worker_id);
+// Wakes the agents' assignment long-polls: worker_ids is a text[] literal (pg_array_literal.h),
+// one statement for a whole gang.
+void notify_agents(db::Transaction& tx, const std::string& worker_ids);
 void notify_runs(db::Transaction& tx, const std::string& run_id);
 
 }  // namespace podium::sched

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/common/pg_array_literal.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "backend/sched/dispatch/compile_checks.h"
 #include "backend/sched/dispatch/external_attempts.h"
@@ -180,19 +181,35 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
        std::to_string(p.world_size), dump(slices), in.members.front().address,
        std::to_string(in.port),
        resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
+  // Every rank in one statement and every agent woken by one: a 256-host gang is two round trips,
+  // not 512 (one INSERT and one NOTIFY per rank kept a gang's last host waiting for the first).
+  PgArrayLiteral ranks, workers, slice_col, host_col, gang_col, addresses, commands, envs, workdirs,
+      checkpoint_dirs;
   for (size_t i = 0; i < p.hosts.size(); ++i) {
     const auto& h = p.hosts[i];
     const auto& l = launches[i];
-    tx.exec(
-        "INSERT INTO attempt_hosts (attempt_id, rank, worker_id, slice, host, gang_slice, "
-        "address, command, env, workdir, checkpoint_dir) VALUES ($1, $2::int, $3, $4::int, "
-        "$5::int, $6::int, $7, $8::jsonb, $9::jsonb, $10, $11)",
-        {in.attempt_id, std::to_string(h.rank), h.worker_id, std::to_string(h.slice_index),
-         std::to_string(h.host_index), std::to_string(h.gang_slice), in.members[i].address,
-         dump(l.command), dump(l.env), l.workdir,
-         l.checkpoint_dir ? db::Param(*l.checkpoint_dir) : db::Param()});
-    notify_agent(tx, h.worker_id);
+    ranks.integer(h.rank);
+    workers.text(h.worker_id);
+    slice_col.integer(h.slice_index);
+    host_col.integer(h.host_index);
+    gang_col.integer(h.gang_slice);
+    addresses.text(in.members[i].address);
+    commands.text(dump(l.command));
+    envs.text(dump(l.env));
+    workdirs.text(l.workdir);
+    if (l.checkpoint_dir)
+      checkpoint_dirs.text(*l.checkpoint_dir);
+    else
+      checkpoint_dirs.null();
   }
+  tx.exec(
+      "INSERT INTO attempt_hosts (attempt_id, rank, worker_id, slice, host, gang_slice, address, "
+      "command, env, workdir, checkpoint_dir) SELECT $1, u.* FROM unnest($2::int[], $3::text[], "
+      "$4::int[], $5::int[], $6::int[], $7::text[], $8::jsonb[], $9::jsonb[], $10::text[], "
+      "$11::text[]) AS u",
+      {in.attempt_id, ranks.str(), workers.str(), slice_col.str(), host_col.str(), gang_col.str(),
+       addresses.str(), commands.str(), envs.str(), workdirs.str(), checkpoint_dirs.str()});
+  notify_agents(tx, workers.str());
   tx.exec(
       "UPDATE runs SET current_slices = $2::int, grow_requested = false, waiting_reason = NULL, "
       "resumed_from_step = COALESCE($3::bigint, resumed_from_step) WHERE id = $1",
@@ -320,6 +337,15 @@ int Dispatcher::reap_once() {
         "FOR UPDATE SKIP LOCKED");
     for (size_t i = 0; i < done.size(); ++i)
       if (finish_attempt_if_done(tx, done.at(i, "id"), settings_)) ++changed;
+    // Attempts whose ranks all run but that never moved to running (the server stopped between
+    // a rank's report and the attempt's step, and no report was retried).
+    auto started = tx.exec(
+        "SELECT a.id FROM attempts a WHERE a.finished_at IS NULL AND a.state IN ('pending', "
+        "'starting') AND a.ending_cause IS NULL AND EXISTS (SELECT 1 FROM attempt_hosts ah WHERE "
+        "ah.attempt_id = a.id AND ah.state = 'running') AND NOT EXISTS (SELECT 1 FROM "
+        "attempt_hosts ah WHERE ah.attempt_id = a.id AND ah.state IN ('pending', 'delivered'))");
+    for (size_t i = 0; i < started.size(); ++i)
+      if (start_attempt_if_all_running(tx, started.at(i, "id"))) ++changed;
     auto stuck = tx.exec(
         "SELECT r.id FROM runs r WHERE r.state = 'cancelling' AND NOT EXISTS (SELECT 1 FROM "
         "attempts a WHERE a.run_id = r.id AND a.finished_at IS NULL) FOR UPDATE SKIP LOCKED");

@@ -1,16 +1,16 @@
-#include "backend/ingest/pg_array.h"
+#include "backend/common/pg_array_literal.h"
 
 #include <charconv>
 #include <cmath>
 
-namespace podium::ingest {
+namespace podium {
 
-void ArrayLiteral::separate() {
+void PgArrayLiteral::separate() {
   if (!empty_) out_ += ',';
   empty_ = false;
 }
 
-void ArrayLiteral::text(std::string_view v) {
+void PgArrayLiteral::text(std::string_view v) {
   separate();
   out_ += '"';
   for (char c : v) {
@@ -20,7 +20,7 @@ void ArrayLiteral::text(std::string_view v) {
   out_ += '"';
 }
 
-void ArrayLiteral::number(std::optional<double> v) {
+void PgArrayLiteral::number(std::optional<double> v) {
   if (!v || std::isinf(*v)) return null();
   separate();
   if (std::isnan(*v)) {
@@ -33,19 +33,19 @@ void ArrayLiteral::number(std::optional<double> v) {
   out_.append(buf, ec == std::errc() ? end : buf);
 }
 
-void ArrayLiteral::integer(std::int64_t v) {
+void PgArrayLiteral::integer(std::int64_t v) {
   separate();
   out_ += std::to_string(v);
 }
 
-void ArrayLiteral::boolean(bool v) {
+void PgArrayLiteral::boolean(bool v) {
   separate();
   out_ += v ? 't' : 'f';
 }
 
-void ArrayLiteral::null() {
+void PgArrayLiteral::null() {
   separate();
   out_ += "NULL";
 }
 
-}  // namespace podium::ingest
+}  // namespace podium

@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-namespace podium::ingest {
+namespace podium {
 
-class ArrayLiteral {
+class PgArrayLiteral {
  public:
-  ArrayLiteral() : out_("{") {}
+  PgArrayLiteral() : out_("{") {}
   void text(std::string_view v);         // any bytes but NUL; quoted and escaped
   void number(std::optional<double> v);  // NULL when empty; NaN as 'NaN'; +-Infinity as NULL
   void integer(std::int64_t v);
@@ -28,4 +28,4 @@ class ArrayLiteral {
   bool empty_ = true;
 };
 
-}  // namespace podium::ingest
+}  // namespace podium
