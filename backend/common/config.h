@@ -28,9 +28,9 @@ struct ServerConfig {
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds idle_timeout{60};
   std::chrono::seconds write_timeout{30};
-  int max_connections = 1024;
+  int max_connections = 4096;
   int handler_threads = 32;
-  int handler_queue = 256;  // beyond: 503 + Retry-After (parked long-polls do not count)
+  int handler_queue = 1024;  // beyond: 503 + Retry-After (parked long-polls do not count)
   std::chrono::seconds shutdown_grace{10};
 
   int db_pool_size = 16;

@@ -17,6 +17,7 @@
 #include "backend/api/app.h"
 #include "backend/api/bootstrap.h"
 #include "backend/common/config.h"
+#include "backend/common/open_files_limit.h"
 #include "backend/common/secrets.h"
 #include "backend/db/embedded_postgres.h"
 #include "backend/db/migrations.h"
@@ -115,6 +116,18 @@ int run(int argc, char** argv) {
   // Libraries log through the default logger: same sink and format as the access log.
   spdlog::set_default_logger(log);
   secrets::init();
+  {
+    // Every connection is a file, and so are the database's, the logs and the spool.
+    const std::uint64_t wanted = static_cast<std::uint64_t>(config.max_connections) +
+                                 static_cast<std::uint64_t>(config.db_pool_size) + 256;
+    const auto files = raise_open_files_limit(wanted);
+    if (files.soft < wanted)
+      log->warn(jline({{"msg",
+                        "open-file limit below what limits.max_connections needs: "
+                        "connections beyond it fail; raise LimitNOFILE / ulimit -n"},
+                       {"open_files", files.soft},
+                       {"needed", wanted}}));
+  }
 
   // Signals are taken synchronously by this thread; every thread started later inherits the mask.
   sigset_t signals;
