@@ -90,6 +90,7 @@ struct HttpServer::Impl {
   net::io_context ioc;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{ioc};
+  net::steady_timer accept_backoff{ioc};
   std::unique_ptr<net::thread_pool> handlers;
   std::vector<std::thread> io_threads;
   std::atomic<int> connections{0};
@@ -513,6 +514,12 @@ struct Session : SessionBase, std::enable_shared_from_this<Session<Stream>> {
     msg->keep_alive(false);
     auto sr = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*msg);
     pending_write = msg;
+    // A stream's send buffer is fixed small: with the kernel's autotuning (up to 4 MB) a
+    // follower that never reads soaks up megabytes of log before a write blocks and the write
+    // deadline starts, so a live stream kept it open for minutes. 128 KB (the kernel doubles it)
+    // still carries a few MB/s at a WAN's round trip.
+    beast::error_code buffer_ec;
+    tcp().socket().set_option(net::socket_base::send_buffer_size(128 * 1024), buffer_ec);
     tcp().expires_after(server.options.write_timeout);
     auto body = res.stream;
     bhttp::async_write_header(
@@ -628,7 +635,14 @@ void HttpServer::Impl::do_accept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      return do_accept();
+      // Out of files (EMFILE/ENFILE) or buffers: accepting again at once fails again at once,
+      // and the loop would take an I/O thread from every open connection. The pending
+      // connections wait in the listen backlog meanwhile.
+      accept_backoff.expires_after(std::chrono::milliseconds(50));
+      accept_backoff.async_wait([this](beast::error_code wait_ec) {
+        if (!wait_ec && !stopping && acceptor.is_open()) do_accept();
+      });
+      return;
     }
     if (stopping) return;
     std::shared_ptr<net::ssl::context> context;
@@ -735,6 +749,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
     net::post(s.ioc, [&s] {
       beast::error_code ec;
       s.acceptor.close(ec);
+      s.accept_backoff.cancel();
     });
   }
   auto snapshot = [&s] {
