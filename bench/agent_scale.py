@@ -11,12 +11,18 @@ host per slice): --gang-clusters clusters of --gang-hosts slices (default 3 x 25
 gangs run, and one cluster for the rest (default 232 slices) whose agents only heartbeat and poll.
 
 For --duration seconds (default 600), each gang cluster gets `command` runs (["true"],
-max_restarts 0) over all its slices, submitted back to back as the admin: the next one when the
-previous has succeeded. Measured:
+max_restarts 0) over all its slices, submitted as the admin: the next one when the previous has
+succeeded and --gang-interval seconds (default 5) after the previous submission, so 3 clusters
+start a 256-host gang every 1.7 s on average (about 150 rank starts and exits a second on top of
+the heartbeats and polls). --gang-interval 0 submits back to back: a closed loop whose gang
+rate is the capacity of the machine (server, PostgreSQL and this generator on the same cores),
+and whose latencies are then those of a saturated machine. Measured:
 
   * per gang, the time from POST /api/v1/runs to the last rank's assignment answer (p50/p99/max
     over gangs), and per rank; the time to the run's `succeeded`;
-  * heartbeat latency p50/p99/max over the whole run, and failed heartbeats;
+  * heartbeat latency p50/p99/max over the whole run, and failed heartbeats, timed in a process
+    that only heartbeats (HeartbeatChild: real agents are separate processes, and a gang's
+    burst in this one would add its own event-loop delay);
   * hosts declared lost: workers reported unhealthy by GET /api/v1/clusters/{c}/workers (every
     10 s and at the end), attempts with a lost rank or more than one attempt per run, runs not
     succeeded, and "worker lost" lines in the server's log;
@@ -405,6 +411,112 @@ class Agent:
         self.seen = set()  # (attempt_id, rank) already acted on: a redelivery is ignored
 
 
+class HeartbeatChild:
+    """The agents' heartbeats, sent from a process of their own.
+
+    Real agents are 1,000 processes on 1,000 hosts. Simulated in one asyncio process, a gang's
+    burst (768 answers, then as many reports and polls) keeps the event loop busy for hundreds
+    of milliseconds, and every heartbeat timed across that burst would carry the generator's own
+    delay rather than the server's. This process only heartbeats, so its loop stays free; the
+    parent tells it, line by line on its stdin, which ranks each agent supervises (the body of a
+    heartbeat, as podium-worker sends it)."""
+
+    def __init__(self):
+        self.proc = None
+
+    async def start(self, args, port, agents, t_begin):
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, os.path.abspath(__file__), "--heartbeat-child",
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        first = {"port": port, "interval": args.heartbeat, "t_begin": t_begin,
+                 "agents": [[a.worker_id, a.hb.token] for a in agents]}
+        self.proc.stdin.write((json.dumps(first) + "\n").encode())
+        await self.proc.stdin.drain()
+
+    def running(self, a):
+        line = {"i": a.index, "running": [[at, r, pid] for (at, r), pid in a.running.items()]}
+        self.proc.stdin.write((json.dumps(line) + "\n").encode())
+
+    async def finish(self):
+        self.proc.stdin.write(b'{"stop": true}\n')
+        await self.proc.stdin.drain()
+        out = await asyncio.wait_for(self.proc.stdout.read(), 120)
+        await self.proc.wait()
+        return json.loads(out)
+
+
+def heartbeat_child_main():
+    cfg = json.loads(sys.stdin.readline())
+    return asyncio.run(heartbeat_child(cfg))
+
+
+async def heartbeat_child(cfg):
+    loop = asyncio.get_running_loop()
+    t_begin = cfg["t_begin"]
+    interval = cfg["interval"]
+    counters = {"connections_opened": 0, "transport_errors": 0, "timeouts": 0}
+    conns = [Http(cfg["port"], cred, counters) for (_, cred) in cfg["agents"]]
+    running = [[] for _ in cfg["agents"]]
+    stop = asyncio.Event()
+    hb_ms, hb_failed, lag_ms = [], [], []
+
+    def apply(msg):
+        if msg.get("stop"):
+            stop.set()
+        else:
+            running[msg["i"]] = msg["running"]
+
+    def read_stdin():  # a thread: the parent's updates, in order
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(apply, json.loads(line))
+        loop.call_soon_threadsafe(apply, {"stop": True})
+
+    threading.Thread(target=read_stdin, daemon=True).start()
+
+    async def beat(i, worker_id):
+        nxt = time.monotonic() + random.uniform(0, interval)
+        while not stop.is_set():
+            delay = nxt - time.monotonic()
+            if delay > 0:
+                try:
+                    await asyncio.wait_for(stop.wait(), delay)
+                    return
+                except asyncio.TimeoutError:
+                    pass
+            body = {"worker_id": worker_id,
+                    "running": [{"attempt_id": at, "rank": r, "pid": pid}
+                                for (at, r, pid) in running[i]]}
+            start = time.monotonic()
+            try:
+                code, out, _ = await conns[i].call("POST", "/api/v1/agent/heartbeat", body,
+                                                   timeout=10)
+            except (ConnectionError, asyncio.TimeoutError) as e:
+                code, out = 0, repr(e)
+            done = time.monotonic()
+            hb_ms.append((round(start - t_begin, 3), round((done - start) * 1000.0, 3)))
+            if code != 200:
+                hb_failed.append((round(start - t_begin, 1), code, str(out)[:200]))
+            nxt += interval
+            if nxt < done:  # late: the next one goes at once, as a slow agent would
+                nxt = done
+
+    async def lag():
+        while not stop.is_set():
+            t = time.monotonic()
+            await asyncio.sleep(0.5)
+            lag_ms.append((time.monotonic() - t - 0.5) * 1000.0)
+
+    tasks = [asyncio.create_task(beat(i, w)) for i, (w, _) in enumerate(cfg["agents"])]
+    tasks.append(asyncio.create_task(lag()))
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for c in conns:
+        c.close()
+    sys.stdout.write(json.dumps({"hb_ms": hb_ms, "hb_failed": hb_failed, "counters": counters,
+                                 "event_loop_lag_ms": summary(lag_ms)}))
+    sys.stdout.flush()
+    return 0
+
+
 async def sustained(args, port, token, server, log_path, tmp, bin_dir):
     counters = {"connections_opened": 0, "transport_errors": 0, "timeouts": 0}
     admin = Http(port, token, counters)
@@ -459,41 +571,12 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
           f"{register_s:.1f} s", flush=True)
 
     stop_agents = asyncio.Event()
-    hb_ms = []  # (time since start, ms)
-    hb_failed = []
     polls = {"answered_204": 0, "refused_503": 0, "errors": 0, "assignments": 0,
              "redeliveries_ignored": 0, "cancels": 0}
     reports = {"ok": 0, "conflict_409": 0, "failed": 0}
     answers = {}  # run_id -> [(monotonic, rank, attempt_id)]
     answer_events = {}  # run_id -> asyncio.Event set when world-size answers arrived
     gang_size = {}  # run_id -> expected ranks
-
-    async def heartbeat_loop(a):
-        nxt = time.monotonic() + random.uniform(0, args.heartbeat)
-        while not stop_agents.is_set():
-            delay = nxt - time.monotonic()
-            if delay > 0:
-                try:
-                    await asyncio.wait_for(stop_agents.wait(), delay)
-                    return
-                except asyncio.TimeoutError:
-                    pass
-            body = {"worker_id": a.worker_id,
-                    "running": [{"attempt_id": at, "rank": r, "pid": pid}
-                                for (at, r), pid in a.running.items()]}
-            start = time.monotonic()
-            try:
-                code, out, _ = await a.hb.call("POST", "/api/v1/agent/heartbeat", body,
-                                               timeout=10)
-            except (ConnectionError, asyncio.TimeoutError) as e:
-                code, out = 0, repr(e)
-            done = time.monotonic()
-            hb_ms.append((start - t_begin, (done - start) * 1000.0))
-            if code != 200:
-                hb_failed.append((round(start - t_begin, 1), code, str(out)[:200]))
-            nxt += args.heartbeat
-            if nxt < done:  # late: the next one goes at once, as a slow agent would
-                nxt = done
 
     async def report(a, attempt_id, body):
         for attempt in range(10):
@@ -554,11 +637,13 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
             # The rank's process: `true` starts and exits at once.
             pid = 100000 + a.slice
             a.running[key] = pid
+            hb_child.running(a)
             if await report(a, out["attempt_id"], {"rank": out["rank"], "state": "running",
                                                    "pid": pid}):
                 await report(a, out["attempt_id"], {"rank": out["rank"], "state": "exited",
                                                     "exit_code": 0, "signal": None})
             a.running.pop(key, None)
+            hb_child.running(a)
 
     # Server and machine sampling, every second.
     samples = {"threads": [], "rss_mb": [], "loadavg": []}
@@ -611,9 +696,13 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
     async def gang_driver(name, slices):
         conn = Http(port, token, counters)
         submit_conn = None
+        last_submit = None
         for i in range(args.max_gangs):
+            if last_submit is not None and args.gang_interval > 0:
+                await asyncio.sleep(max(0.0, last_submit + args.gang_interval - time.monotonic()))
             if time.monotonic() >= end_of_gangs:
                 break
+            last_submit = time.monotonic()
             spec = {"name": f"{name}-g{i}", "cluster": name, "workload": "command",
                     "command": ["true"], "max_restarts": 0}
             refused = 0
@@ -676,8 +765,11 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
         conn.close()
 
     tasks = []
+    for i, a in enumerate(agents):
+        a.index = i
+    hb_child = HeartbeatChild()
+    await hb_child.start(args, port, agents, t_begin)
     for a in agents:
-        tasks.append(asyncio.create_task(heartbeat_loop(a)))
         if not args.no_poll:
             tasks.append(asyncio.create_task(poll_loop(a)))
     tasks.append(asyncio.create_task(sampler()))
@@ -737,6 +829,8 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
                     failure_classes.get(att["failure_class"], 0) + 1
             lost_ranks += sum(1 for h in att.get("hosts", []) if h.get("state") == "lost")
     stop_agents.set()
+    hb = await hb_child.finish()
+    hb_ms, hb_failed = hb["hb_ms"], hb["hb_failed"]
     await asyncio.sleep(0.2)
     for t in tasks:
         t.cancel()
@@ -790,9 +884,13 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
         "what": f"{len(agents)} simulated agents (heartbeat every {args.heartbeat:g} s, assignment "
                 f"long-poll wait={args.wait}, keep-alive connections) on one podium-server with "
                 f"default handler threads; gangs of {args.gang_hosts} hosts (`true`, "
-                f"max_restarts 0) back to back on {len(gang_hosts)} clusters for "
-                f"{args.duration:g} s; rank reports running then exited 0",
+                f"max_restarts 0) on {len(gang_hosts)} clusters, each "
+                + (f"starting one every {args.gang_interval:g} s (after the previous ended)"
+                   if args.gang_interval > 0 else "back to back") +
+                f" for {args.duration:g} s; rank reports running then exited 0",
+        "gang_interval_seconds": args.gang_interval,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": git_commit(),
         "command": "/usr/bin/python3 bench/agent_scale.py " + " ".join(sys.argv[1:]),
         "machine": {"cpus": os.cpu_count(),
                     "loadavg_1m_during_run": summary(la) if la else None,
@@ -839,7 +937,12 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
                    "transport_errors": counters["transport_errors"],
                    "timeouts": counters["timeouts"],
                    "event_loop_lag_ms": summary(lag_ms),
-                   "cpu_seconds": round(cpu.ru_utime + cpu.ru_stime, 1)},
+                   "cpu_seconds": round(cpu.ru_utime + cpu.ru_stime, 1),
+                   "heartbeat_process": {
+                       "connections_opened": hb["counters"]["connections_opened"],
+                       "transport_errors": hb["counters"]["transport_errors"],
+                       "timeouts": hb["counters"]["timeouts"],
+                       "event_loop_lag_ms": hb["event_loop_lag_ms"]}},
         "server": {"threads_max": max(samples["threads"]) if samples["threads"] else None,
                    "threads_min": min(samples["threads"]) if samples["threads"] else None,
                    "rss_mb_max": round(max(samples["rss_mb"]), 1) if samples["rss_mb"] else None,
@@ -854,6 +957,14 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
         "meets_targets": all(meets.values()),
     }
     return result
+
+
+def git_commit():
+    out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return out + ("+dirty" if dirty else "")
 
 
 def update_latest(result, path):
@@ -876,12 +987,21 @@ def update_latest(result, path):
     old = {s.get("name"): s for s in latest["scenarios"] if isinstance(s, dict)}
     kept = [s for s in latest["scenarios"]
             if not (isinstance(s, dict) and str(s.get("name", "")).startswith("agent_scale"))]
+    details = {"agents": result["agents"], "gangs": result["gangs"],
+               "gang_interval_seconds": result.get("gang_interval_seconds"),
+               "heartbeats": result["heartbeat_ms"]["n"],
+               "gang_assigned_ms": result["gang_assigned_ms"],
+               "hosts_lost": result["hosts_lost"], "ranks_lost": result["ranks_lost"],
+               "runs_not_succeeded": result["runs_not_succeeded"],
+               "server": result["server"], "machine": result["machine"],
+               "source": "bench/results/agent_scale.json (issue 13's 10-minute scenario)"}
     for name, value, unit, target, ok in entries:
         prev = old.get(name, {})
         base = prev.get("baseline_value")
         kept.append({"name": name, "value": value, "unit": unit, "baseline_value": base,
                      "ratio": round(value / base, 3) if base and value is not None else None,
-                     "target": target, "meets": bool(ok)})
+                     "target": target, "meets": bool(ok), "details": details,
+                     "measured": {"commit": result.get("commit"), "date": result["date"]}})
     latest["scenarios"] = kept
     tmp = path + ".agent_scale.tmp"
     with open(tmp, "w") as f:
@@ -936,6 +1056,8 @@ def sustained_main(args):
 
 
 def main():
+    if sys.argv[1:] == ["--heartbeat-child"]:
+        return heartbeat_child_main()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--agents", type=int, default=None, help="simulated agents (default 1000)")
     ap.add_argument("--gang-hosts", type=int, default=None,
@@ -943,7 +1065,10 @@ def main():
     ap.add_argument("--gang-clusters", type=int, default=None,
                     help="clusters running gangs (default 3; the other agents only poll)")
     ap.add_argument("--duration", type=float, default=None,
-                    help="seconds of back-to-back gangs (default 600)")
+                    help="seconds of gangs (default 600)")
+    ap.add_argument("--gang-interval", type=float, default=5.0,
+                    help="seconds between one cluster's gang submissions (default 5; 0: back "
+                         "to back, the machine's capacity)")
     ap.add_argument("--heartbeat", type=float, default=3.0, help="heartbeat interval, s")
     ap.add_argument("--wait", type=int, default=25, help="assignment long-poll wait, s")
     ap.add_argument("--max-gangs", type=int, default=10000, help="bound per cluster")
