@@ -163,7 +163,14 @@ def main():
         rows.extend(kept)
         if "scale" not in extra and "scale" in old:
             extra["scale"] = old["scale"]
-    rows.sort(key=lambda r: ALL.index(r["name"]))
+    def order(row):  # rows another script wrote (agent_scale_*) follow their scenario's
+        name = row["name"]
+        if name in ALL:
+            return (ALL.index(name), name)
+        prefixes = [s for s in ALL if name.startswith(s)]
+        return (ALL.index(max(prefixes, key=len)) if prefixes else len(ALL), name)
+
+    rows.sort(key=order)
     extra.update({"date": datetime.datetime.now(datetime.timezone.utc)
                   .isoformat(timespec="seconds"), "wall_seconds": round(
                       time.monotonic() - t_start, 1), "binaries": os.path.relpath(bin_dir, ROOT)})

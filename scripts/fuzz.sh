@@ -5,6 +5,8 @@
 #   scripts/fuzz.sh TARGET SECONDS     # one target for a long run, e.g. maxtext_log_fuzzer 3600
 #   scripts/fuzz.sh --build-only       # build the targets, run nothing (the test command does so
 #                                      # beside the other tests)
+#   PODIUM_FUZZ_RUNS=10000000 scripts/fuzz.sh TARGET 7200
+#                                      # stop after that many executions (SECONDS stays the bound)
 #
 # New inputs that grow coverage are written to build/fuzz-corpus/<target>/ (the committed seeds
 # under fuzz/corpus/ stay as they are); crashes to build/fuzz-artifacts/. Exit 1 on any crash,
@@ -42,11 +44,14 @@ for t in $targets; do
     echo "fuzz: $t failed on its committed corpus:"; tail -30 "build/fuzz-artifacts/$t.replay.log"; status=1; continue
   fi
   # 2. Fuzz for a bounded time from the seeds and what earlier runs found.
-  if "$build/fuzz/$t" -max_total_time="$seconds_each" -timeout=10 -rss_limit_mb=2048 \
+  runs=()
+  [ -n "${PODIUM_FUZZ_RUNS:-}" ] && runs=(-runs="$PODIUM_FUZZ_RUNS")
+  if "$build/fuzz/$t" "${runs[@]}" -max_total_time="$seconds_each" -timeout=10 -rss_limit_mb=2048 \
        -max_len=65536 -artifact_prefix="build/fuzz-artifacts/$t-" -print_final_stats=1 \
        "$work" "$seeds" >"build/fuzz-artifacts/$t.log" 2>&1; then
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/fuzz-artifacts/$t.log" | grep -o '[0-9]*$' || echo "?")
-    echo "fuzz: $t ok: $execs executions in ${seconds_each} s, 0 crashes"
+    took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "build/fuzz-artifacts/$t.log" | grep -o '[0-9]* second' | grep -o '[0-9]*' || echo "$seconds_each")
+    echo "fuzz: $t ok: $execs executions in ${took} s, 0 crashes"
   else
     echo "fuzz: $t FAILED:"; grep -E "ERROR|SUMMARY|Test unit written" "build/fuzz-artifacts/$t.log" | head -10; status=1
   fi

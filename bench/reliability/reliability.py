@@ -47,6 +47,9 @@ def parse_args():
     p.add_argument("--steps", type=int, default=None, help="steps of each reference run")
     p.add_argument("--fuzz-seconds", type=int, default=None,
                    help="seconds per fuzz target (full: 0 = keep the recorded fuzz figures)")
+    p.add_argument("--fuzz-runs", type=int, default=None,
+                   help="executions per fuzz target (issue 12: 10000000); --fuzz-seconds then "
+                        "bounds each target's time (default 7200)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--work", default=None, help="scratch directory (default /tmp/podium-rel-*)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -65,6 +68,8 @@ def parse_args():
     a.steps = 100 if a.steps is None else a.steps
     a.scenarios = (a.scenarios or "soak,outage,hostile,fuzz").split(",")
     a.fuzz_seconds = 0 if a.fuzz_seconds is None else a.fuzz_seconds
+    if a.fuzz_runs and not a.fuzz_seconds:
+        a.fuzz_seconds = 7200
     a.seed = int(time.time()) if a.seed is None else a.seed
     # Every loop is bounded in time as well as in count.
     a.soak_minutes = 10 + a.kills * 0.5
@@ -76,17 +81,29 @@ def parse_args():
     return a
 
 
-def run_fuzz(seconds):
+FUZZ_EXECUTIONS = 10_000_000  # issue 12: each target's long run
+
+
+def run_fuzz(seconds, runs=None):
     targets = sorted(f[:-4] for f in os.listdir(os.path.join(c.ROOT, "fuzz"))
                      if f.endswith("_fuzzer.cpp"))
     out, problems = {}, []
+    env = dict(os.environ)
+    if runs:
+        env["PODIUM_FUZZ_RUNS"] = str(runs)
     for t in targets:
-        say("fuzz: %s for %d s" % (t, seconds))
+        say("fuzz: %s for %s" % (t, "%d executions (at most %d s)" % (runs, seconds) if runs
+                                 else "%d s" % seconds))
         r = subprocess.run([os.path.join(c.ROOT, "scripts", "fuzz.sh"), t, str(seconds)],
-                           capture_output=True, text=True, timeout=seconds + 3600)
-        m = re.search(r"fuzz: %s ok: (\d+) executions" % re.escape(t), r.stdout)
+                           capture_output=True, text=True, timeout=seconds + 3600, env=env)
+        m = re.search(r"fuzz: %s ok: (\d+) executions in (\d+) s" % re.escape(t), r.stdout)
         if r.returncode == 0 and m:
-            out[t] = {"executions": int(m.group(1)), "crashes": 0}
+            out[t] = {"executions": int(m.group(1)), "seconds": int(m.group(2)), "crashes": 0}
+            say("fuzz: %s: %d executions in %d s, 0 crashes" % (t, out[t]["executions"],
+                                                                out[t]["seconds"]))
+            if out[t]["executions"] < FUZZ_EXECUTIONS:
+                problems.append("fuzz %s: %d executions (target >= %d)" %
+                                (t, out[t]["executions"], FUZZ_EXECUTIONS))
         else:
             out[t] = {"executions": None, "crashes": 1}
             problems.append("fuzz %s failed: %s" % (t, (r.stdout + r.stderr)[-500:]))
@@ -161,7 +178,7 @@ def main():
         problems.append("hostile: /healthz p99 %s ms (target < %d)" % (hz["healthz_p99_ms"],
                                                                        HEALTHZ_P99_MS))
     if "fuzz" in a.scenarios and a.fuzz_seconds > 0:
-        result["fuzz"], fp = run_fuzz(a.fuzz_seconds)
+        result["fuzz"], fp = run_fuzz(a.fuzz_seconds, a.fuzz_runs)
         problems += fp
     elif previous.get("fuzz"):
         result["fuzz"] = previous["fuzz"]  # the recorded long runs (not rerun this time)
