@@ -55,6 +55,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from limits_lib import report as limits_report  # noqa: E402
 from dispatch_latency import (Api, ROOT, clean_env, free_port,  # noqa: E402
                               percentile, wait_for_line)
 
@@ -890,7 +891,7 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
                 f" for {args.duration:g} s; rank reports running then exited 0",
         "gang_interval_seconds": args.gang_interval,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "commit": git_commit(),
+        "commit": limits_report.commit(),
         "command": "/usr/bin/python3 bench/agent_scale.py " + " ".join(sys.argv[1:]),
         "machine": {"cpus": os.cpu_count(),
                     "loadavg_1m_during_run": summary(la) if la else None,
@@ -957,14 +958,6 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
         "meets_targets": all(meets.values()),
     }
     return result
-
-
-def git_commit():
-    out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return out + ("+dirty" if dirty else "")
 
 
 def update_latest(result, path):
