@@ -25,53 +25,53 @@ Database::~Database() {
   close();
 }
 
-Transaction Database::begin(TxMode mode) {
-  const Clock::time_point deadline = Clock::now() + options_.acquire_timeout;
-  // An idle connection may have died since it was last used (server restart) without the
-  // pool noticing; BEGIN is side-effect free, so such a failure is retried on another
-  // connection. A freshly opened connection failing is reported: the server is really gone.
+namespace {
+
+// Runs `use` on a pooled connection. An idle connection may have died since it was last used
+// (server restart) without the pool noticing; `use` is then run again on another connection,
+// so it must be safe to repeat (BEGIN is; exec_alone's callers promise it). A freshly opened
+// connection failing is reported: the server is really gone.
+template <typename Use>
+auto on_live_connection(PoolState& pool, Clock::time_point deadline, int max_tries, Use&& use) {
   for (int attempt = 0;; ++attempt) {
     PoolState::Acquired a;
     try {
-      a = pool_->state->acquire(deadline);
+      a = pool.acquire(deadline);
     } catch (const DbError&) {
-      pool_->state->count_error();
+      pool.count_error();
       throw;
     }
     const bool reused = a.reused;
     try {
-      return Transaction(std::make_unique<Transaction::Lease>(pool_->state, std::move(a.conn)),
-                         mode);
+      return use(std::move(a.conn));
     } catch (const DbError& e) {
-      if (!reused || e.kind() != DbError::Kind::unavailable || attempt > options_.max_connections) {
-        pool_->state->count_error();
+      if (!reused || e.kind() != DbError::Kind::unavailable || attempt > max_tries) {
+        pool.count_error();
         throw;
       }
     }
   }
 }
 
+}  // namespace
+
+Transaction Database::begin(TxMode mode) {
+  return on_live_connection(
+      *pool_->state, Clock::now() + options_.acquire_timeout, options_.max_connections,
+      [&](std::unique_ptr<Connection> conn) {
+        return Transaction(std::make_unique<Transaction::Lease>(pool_->state, std::move(conn)),
+                           mode);
+      });
+}
+
 Result Database::exec_alone(std::string_view sql, const Params& params) {
-  const Clock::time_point deadline = Clock::now() + options_.acquire_timeout;
-  for (int attempt = 0;; ++attempt) {
-    PoolState::Acquired a;
-    try {
-      a = pool_->state->acquire(deadline);
-    } catch (const DbError&) {
-      pool_->state->count_error();
-      throw;
-    }
-    const bool reused = a.reused;
-    Transaction::Lease lease(pool_->state, std::move(a.conn));  // back to the pool at the end
-    try {
-      return lease.conn->exec(sql, params, PoolState::statement_deadline(lease.statement_timeout));
-    } catch (const DbError& e) {
-      if (!reused || e.kind() != DbError::Kind::unavailable || attempt > options_.max_connections) {
-        pool_->state->count_error();
-        throw;
-      }
-    }
-  }
+  return on_live_connection(
+      *pool_->state, Clock::now() + options_.acquire_timeout, options_.max_connections,
+      [&](std::unique_ptr<Connection> conn) {
+        Transaction::Lease lease(pool_->state, std::move(conn));  // back to the pool at the end
+        return lease.conn->exec(sql, params,
+                                PoolState::statement_deadline(lease.statement_timeout));
+      });
 }
 
 bool Database::ping() {
