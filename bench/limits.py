@@ -121,12 +121,14 @@ def main():
         attempt(["api_get_run"], lambda _: http_limits.api_get_run(server, tmp, args.wrk_seconds))
         if any(n in chosen for n in ("query_metrics", "summary_compare", "log_query")):
             data = scale.seed(psql, server, args.log_lines, args.seed_budget)
+            waited, due = scale.wait_for_summaries(psql)
+            data.update(summaries_due_after_seed=due, summaries_stored_in_s=waited)
             extra["scale"] = data
             client = Client(server.port, server.token)
             attempt(["query_metrics"],
                     lambda _: scale.query_metrics(client, psql, data, args.samples))
             attempt(["summary_compare"],
-                    lambda _: scale.summary_compare(client, data, args.samples))
+                    lambda _: scale.summary_compare(client, psql, data, args.samples))
             attempt(["log_query"], lambda _: scale.log_query(
                 client, psql, data, args.samples,
                 "strpos(lower(l.line), lower($9::text)) > 0"))

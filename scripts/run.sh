@@ -8,7 +8,7 @@ cd "$root"
 
 ./scripts/setup.sh
 if [ -f web/package.json ]; then (cd web && npm run --silent build); fi
-./scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release -DPODIUM_BENCH=OFF
+./scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release -DPODIUM_BENCH=OFF -DPODIUM_TESTS=OFF
 bin="$root/build/release/bin"
 
 export PODIUM_DATA_DIR="${PODIUM_DATA_DIR:-$root/var}"

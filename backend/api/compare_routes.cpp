@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "backend/api/api_context.h"
-#include "backend/api/run_summary_cache.h"
+#include "backend/api/run_summary_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 
@@ -101,14 +101,17 @@ http::Response compare(ApiContext& ctx, http::RequestContext& rc) {
   }
 
   // One snapshot for every run, so the rows compare the same moment.
+  std::vector<SummaryToStore> computed;
   auto summaries = ctx.db.transact(
       [&](db::Transaction& tx) {
         tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+        computed.clear();
         std::vector<json> out;
-        for (const auto& id : ids) out.push_back(summary_of(tx, id));  // 404 when unknown
+        for (const auto& id : ids) out.push_back(summary_of(tx, id, computed));  // 404: unknown
         return out;
       },
       db::TxMode::read_only);
+  store_summaries(ctx.db, computed);
 
   json base;
   for (size_t i = 0; i < ids.size(); ++i)

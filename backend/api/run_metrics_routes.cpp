@@ -1,12 +1,12 @@
 // GET /runs/{id}/metrics: step series for charts, downsampled on the server keeping each bucket's
-// extremes (engine/core/downsample.h); GET /runs/{id}/summary (run_summary.h, remembered for
-// finished runs by run_summary_cache.h).
+// extremes (engine/core/downsample.h); GET /runs/{id}/summary (run_summary.h, stored for
+// settled runs by run_summary_store.h).
 #include <charconv>
 #include <cmath>
 #include <set>
 
 #include "backend/api/api_context.h"
-#include "backend/api/run_summary_cache.h"
+#include "backend/api/run_summary_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 #include "engine/core/downsample.h"
@@ -129,8 +129,14 @@ http::Response metrics(ApiContext& ctx, http::RequestContext& rc) {
 }
 
 http::Response summary(ApiContext& ctx, http::RequestContext& rc) {
-  auto out = ctx.db.transact([&](db::Transaction& tx) { return summary_of(tx, rc.param("id")); },
-                             db::TxMode::read_only);
+  std::vector<SummaryToStore> computed;
+  auto out = ctx.db.transact(
+      [&](db::Transaction& tx) {
+        computed.clear();
+        return summary_of(tx, rc.param("id"), computed);
+      },
+      db::TxMode::read_only);
+  store_summaries(ctx.db, computed);
   return json_response(200, out);
 }
 

@@ -88,6 +88,8 @@ const std::vector<ConfigKey>& config_keys() {
        "log lines deleted per transaction by the retention sweep"},
       {"retention.interval_seconds", "PODIUM_RETENTION_INTERVAL_SECONDS", "", "3600",
        "how often the retention sweep runs"},
+      {"summaries.precompute_interval_seconds", "PODIUM_SUMMARIES_PRECOMPUTE_INTERVAL_SECONDS", "",
+       "10", "how often summaries of runs that finished since are computed and stored"},
   };
   return keys;
 }
@@ -324,6 +326,8 @@ ConfigLoad load_config(const ConfigSources& sources) {
        [&](long long v) { c.log_retention_batch_rows = static_cast<int>(v); }},
       {"retention.interval_seconds", 1, 86400,
        [&](long long v) { c.log_retention_interval = std::chrono::seconds(v); }},
+      {"summaries.precompute_interval_seconds", 1, 3600,
+       [&](long long v) { c.summary_precompute_interval = std::chrono::seconds(v); }},
   };
   for (const auto& k : ints) {
     auto v = integer(k.key, k.min, k.max);

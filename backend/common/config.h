@@ -59,6 +59,9 @@ struct ServerConfig {
   int log_retention_days = 0;
   int log_retention_batch_rows = 10000;
   std::chrono::seconds log_retention_interval{3600};
+
+  // How often summaries of newly settled runs are computed and stored (run_summary_store.h).
+  std::chrono::seconds summary_precompute_interval{10};
 };
 
 struct ConfigKey {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace podium::db {
 
@@ -43,11 +44,17 @@ bool PriorityScope::active() {
   return priority_thread;
 }
 
-void PoolState::notify_one_locked() {
-  // Both: a priority waiter may use any slot, another waiter only one below its limit (woken
-  // for a reserved slot, it waits again); waking only the first could strand the second.
-  if (priority_waiting_ > 0) priority_cv_.notify_one();
-  cv_.notify_one();
+void PoolState::wake_next_locked() {
+  if (!priority_waiters_.empty()) {
+    priority_waiters_.front()->cv.notify_one();
+  } else if (!waiters_.empty()) {
+    waiters_.front()->cv.notify_one();
+  }
+}
+
+void PoolState::leave_queue_locked(WaitQueue& queue, WaitQueue::iterator self) {
+  queue.erase(self);
+  wake_next_locked();
 }
 
 PoolState::Acquired PoolState::acquire(Clock::time_point deadline) {
@@ -58,25 +65,41 @@ PoolState::Acquired PoolState::acquire(Clock::time_point deadline) {
       priority
           ? options_.max_connections
           : std::max(1, options_.max_connections - std::max(0, options_.reserved_for_priority));
+  WaitQueue& queue = priority ? priority_waiters_ : waiters_;
+  Waiter self;
+  std::optional<WaitQueue::iterator> queued;  // where `self` stands in `queue`, once it waits
   std::unique_lock lock(mu_);
   for (;;) {
-    if (closed_) throw DbError(DbError::Kind::unavailable, "", "database pool is closed");
-    // Most recently used first: it is the likeliest to be warm and alive.
-    while (in_use_ < limit && !idle_.empty()) {
-      std::unique_ptr<Connection> c = std::move(idle_.back());
-      idle_.pop_back();
-      if (c->check_idle()) {
-        ++in_use_;
-        lock.unlock();
-        dead.clear();
-        return {std::move(c), true};
-      }
-      dead.push_back(std::move(c));
+    if (closed_) {
+      if (queued) leave_queue_locked(queue, *queued);
+      throw DbError(DbError::Kind::unavailable, "", "database pool is closed");
     }
-    if (in_use_ < limit) {
+    // First come, first served: a caller may take a slot only when nobody it must not pass
+    // is waiting (priority waiters pass the others, never the reverse).
+    const bool first_in_line = queued ? queue.front() == &self : queue.empty();
+    const bool turn = first_in_line && (priority || priority_waiters_.empty());
+    if (turn && in_use_ < limit) {
+      if (queued) {
+        queue.erase(*queued);
+        queued.reset();
+      }
+      // Most recently used first: it is the likeliest to be warm and alive.
+      std::unique_ptr<Connection> reused;
+      while (!idle_.empty() && !reused) {
+        std::unique_ptr<Connection> c = std::move(idle_.back());
+        idle_.pop_back();
+        if (c->check_idle()) {
+          reused = std::move(c);
+        } else {
+          dead.push_back(std::move(c));
+        }
+      }
       ++in_use_;
+      // Another slot may be free too (several released at once): pass the turn on.
+      if (in_use_ < options_.max_connections) wake_next_locked();
       lock.unlock();
       dead.clear();
+      if (reused) return {std::move(reused), true};
       try {
         std::unique_ptr<Connection> c = Connection::open(connect_options());
         opened_.fetch_add(1, std::memory_order_relaxed);
@@ -84,17 +107,13 @@ PoolState::Acquired PoolState::acquire(Clock::time_point deadline) {
       } catch (...) {
         lock.lock();
         --in_use_;
-        notify_one_locked();
+        wake_next_locked();
         throw;
       }
     }
-    ++waiting_;
-    if (priority) ++priority_waiting_;
-    const bool woken =
-        (priority ? priority_cv_ : cv_).wait_until(lock, deadline) == std::cv_status::no_timeout;
-    if (priority) --priority_waiting_;
-    --waiting_;
-    if (!woken && Clock::now() >= deadline) {
+    if (!queued) queued = queue.insert(queue.end(), &self);
+    if (self.cv.wait_until(lock, deadline) == std::cv_status::timeout && Clock::now() >= deadline) {
+      leave_queue_locked(queue, *queued);
       throw DbError(DbError::Kind::unavailable, "",
                     "no free database connection within " +
                         std::to_string(options_.acquire_timeout.count()) + " ms (all " +
@@ -116,7 +135,7 @@ void PoolState::release(std::unique_ptr<Connection> conn) {
       if (conn->broken()) dead = std::move(idle_);
       dead.push_back(std::move(conn));
     }
-    notify_one_locked();
+    wake_next_locked();
   }
   // PQfinish outside the lock: it may write a Terminate message to the socket.
 }
@@ -127,9 +146,9 @@ void PoolState::close() {
     std::lock_guard lock(mu_);
     closed_ = true;
     dead = std::move(idle_);
+    for (Waiter* w : priority_waiters_) w->cv.notify_one();
+    for (Waiter* w : waiters_) w->cv.notify_one();
   }
-  cv_.notify_all();
-  priority_cv_.notify_all();
   std::lock_guard lock(ping_mu_);
   ping_conn_.reset();
 }
@@ -162,7 +181,7 @@ PoolStats PoolState::stats() const {
   std::lock_guard lock(mu_);
   s.in_use = in_use_;
   s.idle = static_cast<int>(idle_.size());
-  s.waiting = waiting_;
+  s.waiting = static_cast<int>(priority_waiters_.size() + waiters_.size());
   s.errors = errors_.load(std::memory_order_relaxed);
   s.connections_opened = opened_.load(std::memory_order_relaxed);
   s.max_connections = options_.max_connections;

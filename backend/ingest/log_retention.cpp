@@ -2,7 +2,6 @@
 
 #include <exception>
 #include <utility>
-#include <vector>
 
 namespace podium::ingest {
 
@@ -54,41 +53,30 @@ SweepResult sweep_log_retention(db::Database& db, const RetentionSettings& s) {
 }
 
 LogRetention::LogRetention(db::Database& db, RetentionSettings settings, Report report)
-    : db_(db), settings_(settings), report_(std::move(report)) {}
+    : db_(db),
+      settings_(settings),
+      report_(std::move(report)),
+      task_(
+          settings_.interval,
+          [this] {
+            const SweepResult result = sweep_log_retention(db_, settings_);
+            if (report_ && result.lines_deleted > 0) report_(result, "");
+          },
+          // The database is away: the next interval tries again.
+          [this](const std::exception& e) {
+            if (report_) report_(SweepResult{}, e.what());
+          }) {}
 
 LogRetention::~LogRetention() {
   stop();
 }
 
 void LogRetention::start() {
-  if (settings_.days <= 0 || thread_.joinable()) return;
-  thread_ = std::thread([this] { loop(); });
+  if (settings_.days > 0) task_.start();
 }
 
 void LogRetention::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void LogRetention::loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    lock.unlock();
-    SweepResult result;
-    std::string error;
-    try {
-      result = sweep_log_retention(db_, settings_);
-    } catch (const std::exception& e) {
-      error = e.what();  // the database is away: the next interval tries again
-    }
-    if (report_ && (result.lines_deleted > 0 || !error.empty())) report_(result, error);
-    lock.lock();
-    wake_.wait_for(lock, settings_.interval, [this] { return stopping_; });
-  }
+  task_.stop();
 }
 
 }  // namespace podium::ingest

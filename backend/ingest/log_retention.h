@@ -6,13 +6,11 @@
 // failure signatures are small and stay, so history keeps its figures.
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 
+#include "backend/common/periodic_task.h"
 #include "backend/db/database.h"
 
 namespace podium::ingest {
@@ -48,15 +46,10 @@ class LogRetention {
   void stop();
 
  private:
-  void loop();
-
   db::Database& db_;
   RetentionSettings settings_;
   Report report_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  PeriodicTask task_;
 };
 
 }  // namespace podium::ingest

@@ -16,8 +16,10 @@
 
 #include "backend/api/app.h"
 #include "backend/api/bootstrap.h"
+#include "backend/api/run_summary_store.h"
 #include "backend/common/config.h"
 #include "backend/common/open_files_limit.h"
+#include "backend/common/periodic_task.h"
 #include "backend/common/secrets.h"
 #include "backend/db/embedded_postgres.h"
 #include "backend/db/migrations.h"
@@ -325,6 +327,19 @@ int run(int argc, char** argv) {
                            {"batches", r.batches}}));
       });
   retention.start();
+  // Summaries of runs that finished since the last sweep, so that GET /compare reads them
+  // instead of every metrics row (backend/api/run_summary_store.h).
+  PeriodicTask summaries(
+      config.summary_precompute_interval,
+      [&database] {
+        // In rounds of 50, so that a backlog (after an upgrade) is done without a pause.
+        while (api::precompute_summaries(database, 50) == 50) {
+        }
+      },
+      [&log](const std::exception& e) {
+        log->warn(jline({{"msg", "summary precompute failed"}, {"error", e.what()}}));
+      });
+  summaries.start();
   log->info(
       jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
   // Plain lines for people and scripts (the token is never written to the structured log).

@@ -57,6 +57,31 @@ TEST_F(LogSearch, FindsTheRunsMatchingLinesIgnoringCase) {
   EXPECT_EQ(get("/api/v1/runs/" + id + "/logs?q=")["items"].size(), 12u);
 }
 
+TEST_F(LogSearch, FoldsTheCaseOfLettersBeyondAscii) {
+  // An ASCII term is compared byte-wise lowered (the fast path); any other term with the
+  // database's full case folding. Both must find what a person would.
+  std::string log;
+  for (int s = 0; s < 3; ++s)
+    log += "completed step: " + std::to_string(s) +
+           ", seconds: 1.0, TFLOP/s/device: 80.0, Tokens/s/device: 4096.0, total_weights: "
+           "4096, loss: 2.0\n";
+  log += "E1125 Prüfsumme FALSCH für Shard 7\n";
+  log += "E1125 PRÜFSUMME falsch für Shard 9\n";
+  auto r = podium().admin().post("/api/v1/runs/import", {{"name", unique_name("search")},
+                                                         {"accelerator", "v6e-8"},
+                                                         {"num_slices", 1},
+                                                         {"model", "llama3-8b"},
+                                                         {"log", log}});
+  require_status(r, 201);
+  const std::string id = r.json["id"];
+  // "prüfsumme" (ü as %C3%BC): both lines, whatever the case of Ü.
+  EXPECT_EQ(get("/api/v1/runs/" + id + "/logs?q=pr%C3%BCfsumme")["items"].size(), 2u);
+  EXPECT_EQ(get("/api/v1/runs/" + id + "/logs?q=PR%C3%9CFSUMME")["items"].size(), 2u);
+  // ASCII terms on lines that hold other characters.
+  EXPECT_EQ(get("/api/v1/runs/" + id + "/logs?q=falsch%20F")["items"].size(), 2u);
+  EXPECT_EQ(get("/api/v1/runs/" + id + "/logs?q=shard%209")["items"].size(), 1u);
+}
+
 TEST_F(LogSearch, PagesAndCombinesWithTheOtherFilters) {
   const std::string id = import_run();
   auto first = get("/api/v1/runs/" + id + "/logs?q=completed%20step&limit=6");

@@ -6,7 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <future>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/db/scratch_database.h"
 
@@ -298,6 +301,57 @@ TEST_F(DbDatabase, PoolExhaustionFailsWithinTheDeadline) {
   EXPECT_EQ(s.connections_opened, 2u);
   EXPECT_GE(s.errors, 1u);
   EXPECT_EQ(s.max_connections, 2);
+}
+
+TEST_F(DbDatabase, ANewcomerQueuesBehindWaitersInsteadOfTakingTheFreedSlot) {
+  PoolOptions o = db_->options();
+  o.max_connections = 1;
+  o.acquire_timeout = 500ms;
+  Database db(o);
+  auto held = db.begin();
+  std::promise<void> let_go;
+  std::atomic<bool> waiter_got{false};
+  std::thread waiter([&] {
+    auto tx = db.begin();
+    waiter_got = true;
+    let_go.get_future().wait();
+  });
+  for (int i = 0; i < 400 && db.stats().waiting == 0; ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(db.stats().waiting, 1);
+  // The release wakes the waiter; this thread asks at once, before the waiter can run. The
+  // slot is the waiter's: this thread queues behind it and, since the waiter keeps the
+  // connection, gives up at its deadline.
+  held.commit();
+  EXPECT_EQ(kind_of([&] { db.begin(); }), DbError::Kind::unavailable);
+  EXPECT_TRUE(waiter_got.load());
+  let_go.set_value();
+  waiter.join();
+}
+
+TEST_F(DbDatabase, WaitersAreServedInArrivalOrder) {
+  PoolOptions o = db_->options();
+  o.max_connections = 1;
+  o.acquire_timeout = 5s;
+  Database db(o);
+  auto held = db.begin();
+  std::mutex order_mu;
+  std::vector<int> order;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 4; ++i) {
+    waiters.emplace_back([&, i] {
+      auto tx = db.begin();
+      std::lock_guard lock(order_mu);
+      order.push_back(i);
+    });
+    // The next one starts only once this one waits, so arrival order is known.
+    for (int k = 0; k < 400 && db.stats().waiting != i + 1; ++k) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(db.stats().waiting, i + 1);
+  }
+  held.commit();
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(db.stats().waiting, 0);
+  EXPECT_EQ(db.stats().in_use, 0);
 }
 
 TEST_F(DbDatabase, ReservedConnectionsServePriorityWorkOnly) {
