@@ -118,7 +118,7 @@ def main():
 
         attempt(["ingest_metrics", "ingest_logs"],
                 lambda names: ingest.run(server, psql, tmp, 32, args.ingest_batches, names))
-        attempt(["api_get_run"], lambda _: http_limits.api_get_run(server, tmp, args.wrk_seconds))
+        attempt(["api_get_run"], lambda _: http_limits.api_get_run(server, tmp, args.wrk_seconds, url))
         if any(n in chosen for n in ("query_metrics", "summary_compare", "log_query")):
             data = scale.seed(psql, server, args.log_lines, args.seed_budget)
             waited, due = scale.wait_for_summaries(psql)
