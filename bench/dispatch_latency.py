@@ -23,7 +23,6 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,17 +31,11 @@ import time
 import urllib.error
 import urllib.request
 
+from limits_lib.common import free_port  # bench/ is this script's directory, first on sys.path
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET_P50_MS = 50.0  # issue 11
 MARK = "podium-bench-start"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def find_bin_dir(requested):
