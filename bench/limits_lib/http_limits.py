@@ -116,7 +116,10 @@ _AUTH_SQL = (
     "u.disabled), touched AS (UPDATE api_tokens SET last_used_at = now() WHERE id = (SELECT "
     "id FROM t) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute') "
     "RETURNING id) SELECT id, user_id, username, role FROM t;")
-_TS = "to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+# pgbench reads ":MI" and ":SS" as its variables, even inside a string: the colons are spelled
+# chr(58), which PostgreSQL folds to the same constant format when it plans the statement.
+_TS = ("to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24' || chr(58) || 'MI' || chr(58) || "
+       "'SS.US\"Z\"')")
 _RUN_SQL = (
     "SELECT r.id, r.seq, r.name, r.owner_id, u.username AS owner, r.cluster_id, c.name AS "
     "cluster, r.dataset_id, d.name AS dataset, r.model, r.workload, r.spec::text AS spec, "
