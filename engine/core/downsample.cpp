@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -38,28 +40,43 @@ bool less_than(double a, double b) {
   return a < b;
 }
 
-// Equal-width buckets over the steps strictly between first and last.
+// Equal-width buckets over the steps strictly between first and last: the step at offset o
+// (0-based, from first + 1) of span s goes to bucket floor(o * count / s). This runs for every
+// point of every series, several times per request (GET /runs/{id}/metrics searches the bucket
+// count), so it is integer arithmetic; only spans too wide for o * count to fit 64 bits (steps
+// near the int64 limits, never seen from a trainer) take the slower long double path.
 class Buckets {
  public:
   Buckets(std::int64_t first, std::int64_t last, std::size_t count) : first_(first), count_(count) {
-    // Number of distinct step values strictly inside (first, last); long double keeps the full
-    // int64 range exact enough for bucketing.
-    span_ = static_cast<long double>(last) - static_cast<long double>(first) - 1.0L;
+    // last >= first: their difference fits an unsigned 64-bit value.
+    const std::uint64_t diff = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first);
+    if (last > first && diff > 1) {
+      span_ = diff - 1;
+      exact_ = count_ == 0 || span_ <= std::numeric_limits<std::uint64_t>::max() / count_;
+    }
   }
   std::size_t count() const { return count_; }
   std::size_t index(std::int64_t step) const {
-    if (count_ == 0 || span_ <= 0) return 0;
-    const long double offset =
-        static_cast<long double>(step) - static_cast<long double>(first_) - 1.0L;
-    long double idx = std::floor(offset * static_cast<long double>(count_) / span_);
-    idx = std::clamp(idx, 0.0L, static_cast<long double>(count_ - 1));
-    return static_cast<std::size_t>(idx);
+    if (count_ == 0 || span_ == 0) return 0;
+    if (step <= first_) return 0;
+    const std::uint64_t offset =
+        static_cast<std::uint64_t>(step) - static_cast<std::uint64_t>(first_) - 1;
+    std::uint64_t idx = 0;
+    if (exact_ && offset <= span_) {
+      idx = offset * count_ / span_;
+    } else {
+      idx = static_cast<std::uint64_t>(
+          std::floor(static_cast<long double>(offset) * static_cast<long double>(count_) /
+                     static_cast<long double>(span_)));
+    }
+    return static_cast<std::size_t>(std::min<std::uint64_t>(idx, count_ - 1));
   }
 
  private:
   std::int64_t first_;
   std::size_t count_;
-  long double span_ = 0;
+  std::uint64_t span_ = 0;  // distinct step values strictly inside (first, last)
+  bool exact_ = false;      // offset * count_ cannot overflow
 };
 
 struct Extremes {

@@ -58,6 +58,30 @@ TEST(DownsampleTest, KeepsFirstLastAndEveryBucketsExtremes) {
   for (std::size_t i = 0; i < out.size(); ++i) EXPECT_EQ(again[i].step, out[i].step);
 }
 
+TEST(DownsampleTest, StepsAtTheEndsOfTheInt64RangeAreBucketedToo) {
+  // A hand-made upload may carry any int64 step: a span wider than 64 bits of offset x bucket
+  // count is bucketed (the slow path), every bucket's extremes kept, first and last too.
+  const std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+  const std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+  std::vector<SeriesPoint> v;
+  const std::uint64_t stride = std::numeric_limits<std::uint64_t>::max() / 101;
+  for (std::uint64_t i = 0; i < 100; ++i)  // lo + i * stride, in modular arithmetic (C++20)
+    v.push_back({static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + i * stride),
+                 static_cast<double>(i % 7)});
+  v.push_back({hi, 1.0});
+  auto out = downsample(v, 20);
+  EXPECT_LE(out.size(), 20u);
+  EXPECT_GT(out.size(), 10u);
+  EXPECT_EQ(out.front().step, lo);
+  EXPECT_EQ(out.back().step, hi);
+  // Evenly spread steps, one extreme pair per bucket: the kept steps cover the whole range.
+  EXPECT_TRUE(
+      std::is_sorted(out.begin(), out.end(),
+                     [](const SeriesPoint& a, const SeriesPoint& b) { return a.step < b.step; }));
+  EXPECT_GT(out[out.size() / 2].step, lo / 2);
+  EXPECT_LT(out[out.size() / 2].step, hi / 2);
+}
+
 TEST(DownsampleTest, SmallBudgets) {
   auto v = noisy_series(100, 1);
   EXPECT_TRUE(downsample(v, 0).empty());
