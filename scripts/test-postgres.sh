@@ -23,6 +23,8 @@
 set -euo pipefail
 
 REQUESTED=${PODIUM_TEST_PG_DIR:-/tmp/podium-test-pg}
+# Relative to where the caller stands (the checks below run from /).
+case $REQUESTED in /*) ;; *) REQUESTED=$PWD/$REQUESTED ;; esac
 BIN=${PODIUM_PG_BIN_DIR:-/usr/lib/postgresql/15/bin}
 DB=podium_test
 
