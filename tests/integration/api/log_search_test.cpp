@@ -23,6 +23,11 @@ class LogSearch : public PodiumTest {
       if (s == 3) log += "W1125 train.py:88] NaN detected in gradients, skipping update\n";
       if (s == 7) log += "W1125 train.py:88] nan DETECTED again\n";
     }
+    return import_log(log);
+  }
+
+  // An imported run whose log is `log`: its id.
+  std::string import_log(const std::string& log) {
     auto r = podium().admin().post("/api/v1/runs/import", {{"name", unique_name("search")},
                                                            {"accelerator", "v6e-8"},
                                                            {"num_slices", 1},
@@ -67,13 +72,7 @@ TEST_F(LogSearch, FoldsTheCaseOfLettersBeyondAscii) {
            "4096, loss: 2.0\n";
   log += "E1125 Prüfsumme FALSCH für Shard 7\n";
   log += "E1125 PRÜFSUMME falsch für Shard 9\n";
-  auto r = podium().admin().post("/api/v1/runs/import", {{"name", unique_name("search")},
-                                                         {"accelerator", "v6e-8"},
-                                                         {"num_slices", 1},
-                                                         {"model", "llama3-8b"},
-                                                         {"log", log}});
-  require_status(r, 201);
-  const std::string id = r.json["id"];
+  const std::string id = import_log(log);
   // "prüfsumme" (ü as %C3%BC): both lines, whatever the case of Ü.
   EXPECT_EQ(get("/api/v1/runs/" + id + "/logs?q=pr%C3%BCfsumme")["items"].size(), 2u);
   EXPECT_EQ(get("/api/v1/runs/" + id + "/logs?q=PR%C3%9CFSUMME")["items"].size(), 2u);

@@ -57,6 +57,20 @@ class DbDatabase : public ::testing::Test {
     return DbError::Kind::other;
   }
 
+  // The fixture's options with a pool of this size and acquire deadline.
+  PoolOptions pool_of(int max_connections, Ms acquire_timeout) const {
+    PoolOptions o = db_->options();
+    o.max_connections = max_connections;
+    o.acquire_timeout = acquire_timeout;
+    return o;
+  }
+  // Polls (up to 400 ms) until `n` callers wait for a connection of `db`; how many do.
+  static int waiting_when(Database& db, int n) {
+    for (int i = 0; i < 400 && db.stats().waiting != n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return db.stats().waiting;
+  }
+
   std::unique_ptr<ScratchDatabase> scratch_;
   std::unique_ptr<Database> db_;
 };
@@ -272,10 +286,7 @@ TEST_F(DbDatabase, CommitAfterSwallowedErrorThrows) {
 }
 
 TEST_F(DbDatabase, PoolExhaustionFailsWithinTheDeadline) {
-  PoolOptions o = db_->options();
-  o.max_connections = 2;
-  o.acquire_timeout = 300ms;
-  Database db(o);
+  Database db(pool_of(2, 300ms));
   auto a = db.begin();
   auto b = db.begin();
   EXPECT_EQ(db.stats().in_use, 2);
@@ -291,8 +302,7 @@ TEST_F(DbDatabase, PoolExhaustionFailsWithinTheDeadline) {
     auto tx = db.begin();
     got = true;
   });
-  for (int i = 0; i < 200 && db.stats().waiting == 0; ++i) std::this_thread::sleep_for(1ms);
-  EXPECT_EQ(db.stats().waiting, 1);
+  EXPECT_EQ(waiting_when(db, 1), 1);
   EXPECT_FALSE(got.load());
   a.commit();
   waiter.join();
@@ -304,10 +314,7 @@ TEST_F(DbDatabase, PoolExhaustionFailsWithinTheDeadline) {
 }
 
 TEST_F(DbDatabase, ANewcomerQueuesBehindWaitersInsteadOfTakingTheFreedSlot) {
-  PoolOptions o = db_->options();
-  o.max_connections = 1;
-  o.acquire_timeout = 500ms;
-  Database db(o);
+  Database db(pool_of(1, 500ms));
   auto held = db.begin();
   std::promise<void> let_go;
   std::atomic<bool> waiter_got{false};
@@ -316,8 +323,7 @@ TEST_F(DbDatabase, ANewcomerQueuesBehindWaitersInsteadOfTakingTheFreedSlot) {
     waiter_got = true;
     let_go.get_future().wait();
   });
-  for (int i = 0; i < 400 && db.stats().waiting == 0; ++i) std::this_thread::sleep_for(1ms);
-  EXPECT_EQ(db.stats().waiting, 1);
+  EXPECT_EQ(waiting_when(db, 1), 1);
   // The release wakes the waiter; this thread asks at once, before the waiter can run. The
   // slot is the waiter's: this thread queues behind it and, since the waiter keeps the
   // connection, gives up at its deadline.
@@ -329,10 +335,7 @@ TEST_F(DbDatabase, ANewcomerQueuesBehindWaitersInsteadOfTakingTheFreedSlot) {
 }
 
 TEST_F(DbDatabase, WaitersAreServedInArrivalOrder) {
-  PoolOptions o = db_->options();
-  o.max_connections = 1;
-  o.acquire_timeout = 5s;
-  Database db(o);
+  Database db(pool_of(1, 5s));
   auto held = db.begin();
   std::mutex order_mu;
   std::vector<int> order;
@@ -344,8 +347,7 @@ TEST_F(DbDatabase, WaitersAreServedInArrivalOrder) {
       order.push_back(i);
     });
     // The next one starts only once this one waits, so arrival order is known.
-    for (int k = 0; k < 400 && db.stats().waiting != i + 1; ++k) std::this_thread::sleep_for(1ms);
-    EXPECT_EQ(db.stats().waiting, i + 1);
+    EXPECT_EQ(waiting_when(db, i + 1), i + 1);
   }
   held.commit();
   for (auto& t : waiters) t.join();
@@ -381,8 +383,7 @@ TEST_F(DbDatabase, ReservedConnectionsServePriorityWorkOnly) {
       auto tx = db.begin();
       got = true;
     });
-    for (int i = 0; i < 200 && db.stats().waiting == 0; ++i) std::this_thread::sleep_for(1ms);
-    EXPECT_EQ(db.stats().waiting, 1);
+    EXPECT_EQ(waiting_when(db, 1), 1);
     EXPECT_FALSE(got.load());
     c.commit();
     waiter.join();
