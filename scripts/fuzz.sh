@@ -7,10 +7,14 @@
 #                                      # beside the other tests)
 #   PODIUM_FUZZ_RUNS=10000000 scripts/fuzz.sh TARGET 7200
 #                                      # stop after that many executions (SECONDS stays the bound)
+#   PODIUM_FUZZ_TIMEOUT=60             # seconds one input may take (default 10). libFuzzer's bound
+#                                      # is wall clock: a long run at low priority beside other
+#                                      # work needs a larger one, or a slow input reads as a hang
 #
 # New inputs that grow coverage are written to build/fuzz-corpus/<target>/ (the committed seeds
 # under fuzz/corpus/ stay as they are); crashes to build/fuzz-artifacts/. Exit 1 on any crash,
-# leak or timeout (-timeout=10 s per input), with the reproducer's path printed.
+# leak or timeout (10 s per input unless PODIUM_FUZZ_TIMEOUT says otherwise), with the
+# reproducer's path printed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -46,7 +50,8 @@ for t in $targets; do
   # 2. Fuzz for a bounded time from the seeds and what earlier runs found.
   runs=()
   [ -n "${PODIUM_FUZZ_RUNS:-}" ] && runs=(-runs="$PODIUM_FUZZ_RUNS")
-  if "$build/fuzz/$t" "${runs[@]}" -max_total_time="$seconds_each" -timeout=10 -rss_limit_mb=2048 \
+  if "$build/fuzz/$t" "${runs[@]}" -max_total_time="$seconds_each" \
+       -timeout="${PODIUM_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
        -max_len=65536 -artifact_prefix="build/fuzz-artifacts/$t-" -print_final_stats=1 \
        "$work" "$seeds" >"build/fuzz-artifacts/$t.log" 2>&1; then
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build/fuzz-artifacts/$t.log" | grep -o '[0-9]*$' || echo "?")
