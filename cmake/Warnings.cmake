@@ -39,3 +39,12 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     endforeach()
   endif()
 endif()
+
+# A unity build (CMAKE_UNITY_BUILD, used by scripts/run.sh) includes each .cpp into a combined
+# source, so GCC sees a file's anonymous-namespace types as if they came from a header and warns
+# that a type with internal linkage is a member of another (-Wsubobject-linkage: the frames of
+# the Asio coroutines in engine/client/http_client.cpp). That warning is about headers shared
+# between translation units; an included .cpp is not shared.
+if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  add_compile_options(-Wno-subobject-linkage)
+endif()

@@ -8,7 +8,12 @@ cd "$root"
 
 ./scripts/setup.sh
 if [ -f web/package.json ]; then (cd web && npm run --silent build); fi
-./scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release -DPODIUM_BENCH=OFF -DPODIUM_TESTS=OFF
+# A unity build (CMake combines each library's sources into a few translation units): the
+# first build compiles the heavy headers (Asio, Beast, nlohmann-json) once per batch instead of
+# once per file, which on two cores is most of a new user's wait (docs/benchmarks.md,
+# quickstart). Development builds (scripts/test.sh) stay per-file for quick rebuilds.
+./scripts/build.sh build/release -DCMAKE_BUILD_TYPE=Release -DPODIUM_BENCH=OFF -DPODIUM_TESTS=OFF \
+  -DCMAKE_UNITY_BUILD=ON
 bin="$root/build/release/bin"
 
 export PODIUM_DATA_DIR="${PODIUM_DATA_DIR:-$root/var}"

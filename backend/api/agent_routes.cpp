@@ -15,6 +15,7 @@
 #include "backend/sched/dispatch/external_attempts.h"
 #include "backend/sched/dispatch/worker_notices.h"
 #include "engine/core/accelerator.h"
+#include "engine/core/json_text.h"
 #include "engine/core/maxtext_log.h"
 
 namespace podium::api {
@@ -24,10 +25,6 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxLinesPerBatch = 5000;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 const std::string& token_cluster(const http::RequestContext& rc) {
   return rc.principal->cluster_id;
@@ -211,7 +208,7 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
         sched::mark_worker_ranks_lost(tx, worker_id,
                                       "its agent restarted (host " + std::to_string(*slice) + "/" +
                                           std::to_string(*host) + ")",
-                                      ctx.engine, dump(running));
+                                      ctx.engine, core::json_text(running));
       tx.exec(
           "UPDATE workers SET hostname = $2, address = $3, devices = $4::int, version = $5, "
           "instance = $6, registered_at = now(), last_heartbeat_at = now(), credential_hash = $7 "
@@ -267,7 +264,7 @@ http::Response handle_heartbeat(ApiContext& ctx, http::RequestContext& rc) {
       "jsonb_array_elements($4::jsonb) k WHERE k->>'attempt_id' = ah.attempt_id AND "
       "(k->>'rank')::int = ah.rank))) AS unlisted",
       {*worker_id, reports_notice ? "true" : "false", notice ? db::Param(*notice) : db::Param(),
-       reports_running ? db::Param(dump(running)) : db::Param(),
+       reports_running ? db::Param(core::json_text(running)) : db::Param(),
        std::to_string(2 * ctx.engine.heartbeat_interval.count())});
   if (fast.int64(0, "found") == 0)
     throw http::not_found("unknown worker " + *worker_id + "; register again");
@@ -291,7 +288,7 @@ http::Response handle_heartbeat(ApiContext& ctx, http::RequestContext& rc) {
     // is gone without a word (the agent lost it): it is lost now, not at the deadline, which
     // would never come while the agent keeps heartbeating.
     sched::mark_worker_ranks_lost(tx, *worker_id, "no longer supervised by its agent", ctx.engine,
-                                  dump(running), 2 * ctx.engine.heartbeat_interval);
+                                  core::json_text(running), 2 * ctx.engine.heartbeat_interval);
   });
   return json_response(200, {{"heartbeat_seconds", ctx.engine.heartbeat_interval.count()}});
 }

@@ -5,16 +5,13 @@
 #include "backend/common/problem.h"
 #include "backend/sched/launch_spec.h"
 #include "engine/core/accelerator.h"
+#include "engine/core/json_text.h"
 
 namespace podium::api {
 
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 }  // namespace
 
@@ -94,8 +91,8 @@ void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::strin
       "priority, tags, compile_check_for, code_bundle) VALUES ($1, $2, $3, $4, $5, 'command', "
       "$6::jsonb, $7::jsonb, 'queued', $8, ARRAY['compile-check'], $9, $10)",
       {child, spec["name"].get<std::string>(), owner_id, *compile_cluster,
-       s.spec.model.value_or(""), dump(spec), dump(plan), s.spec.priority, run_id,
-       s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param()});
+       s.spec.model.value_or(""), core::json_text(spec), core::json_text(plan), s.spec.priority,
+       run_id, s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param()});
   tx.exec(
       "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, 'queued', "
       "$2)",

@@ -17,6 +17,7 @@
 #include "engine/core/accelerator.h"
 #include "engine/core/failure_classifier.h"
 #include "engine/core/hbm_peak.h"
+#include "engine/core/json_text.h"
 #include "engine/core/maxtext_log.h"
 
 namespace podium::api {
@@ -28,10 +29,6 @@ using nlohmann::json;
 constexpr std::size_t kLineBatch = 2000;  // log lines per INSERT
 constexpr std::size_t kStepBatch = 2000;  // metrics rows per INSERT
 constexpr std::size_t kMaxNameLength = 128;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 json finite(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return nullptr;
@@ -176,7 +173,7 @@ void insert_lines(db::Transaction& tx, const std::string& run_id, const std::str
         "INSERT INTO log_lines (run_id, attempt_id, attempt_number, rank, seq, line) "
         "SELECT $1, $2, 1, 0, $3::bigint + t.ord - 1, t.line "
         "FROM jsonb_array_elements_text($4::jsonb) WITH ORDINALITY AS t(line, ord)",
-        {run_id, attempt_id, std::to_string(first), dump(batch)});
+        {run_id, attempt_id, std::to_string(first), core::json_text(batch)});
   }
 }
 
@@ -192,7 +189,7 @@ void insert_metrics(db::Transaction& tx, const std::string& run_id, const std::s
         "(e->>'tflops')::float8, (e->>'tokens')::float8, (e->>'weights')::float8, "
         "(e->>'loss')::float8, e->'extra', (e->>'rampup')::boolean "
         "FROM jsonb_array_elements($3::jsonb) AS e",
-        {run_id, attempt_id, dump(rows)});
+        {run_id, attempt_id, core::json_text(rows)});
     rows = json::array();
   };
   for (const auto& [step, m] : d.steps()) {
@@ -262,10 +259,10 @@ http::Response import_run(ApiContext& ctx, http::RequestContext& rc) {
         "failure_class, last_step, imported, accelerator, num_slices, current_slices, log_facts, "
         "started_at, finished_at) VALUES ($1, $2, $3, NULL, $4, 'maxtext', $5::jsonb, $6, $7, "
         "$8::bigint, true, $9, $10::int, $10::int, $11::jsonb, now(), now())",
-        {id, req.name, owner, req.model, dump(spec), state,
+        {id, req.name, owner, req.model, core::json_text(spec), state,
          failure_class.is_null() ? db::Param() : db::Param(failure_class.get<std::string>()),
          step_param(last_step), req.accelerator.type, std::to_string(req.num_slices),
-         dump(log_facts(digest, d.hbm))});
+         core::json_text(log_facts(digest, d.hbm))});
     tx.exec(
         "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, $2, $3)",
         {id, state,
@@ -279,9 +276,9 @@ http::Response import_run(ApiContext& ctx, http::RequestContext& rc) {
         "ARRAY(SELECT jsonb_array_elements_text($6::jsonb)::int), 0, $7, $8::jsonb, $9::bigint, "
         "$10::bigint, now(), now(), now())",
         {attempt_id, id, state, std::to_string(req.num_slices),
-         std::to_string(req.accelerator.hosts_per_slice * req.num_slices), dump(slices),
+         std::to_string(req.accelerator.hosts_per_slice * req.num_slices), core::json_text(slices),
          failure_class.is_null() ? db::Param() : db::Param(failure_class.get<std::string>()),
-         dump(core::to_json(verdict)), step_param(first_step), step_param(last_step)});
+         core::json_text(core::to_json(verdict)), step_param(first_step), step_param(last_step)});
     insert_lines(tx, id, attempt_id, d.lines);
     insert_metrics(tx, id, attempt_id, digest);
     for (const auto& s : digest.signatures())

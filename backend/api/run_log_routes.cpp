@@ -7,6 +7,7 @@
 #include "backend/api/sql_util.h"
 #include "backend/common/cursor.h"
 #include "backend/common/problem.h"
+#include "engine/core/json_text.h"
 
 namespace podium::api {
 
@@ -17,10 +18,6 @@ using nlohmann::json;
 constexpr int kDefaultLogLimit = 500;
 constexpr int kMaxLogLimit = 5000;
 constexpr std::size_t kMaxSearchBytes = 256;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 struct LogFilter {
   std::optional<std::string> attempt;  // id or number
@@ -141,12 +138,12 @@ class LogStream : public http::BodyStream {
         json item = log_item(lines, i);
         positions_[item["attempt_id"].get<std::string>() + "/" +
                    std::to_string(item["rank"].get<std::int64_t>())] = item["seq"];
-        chunk += "event: log\ndata: " + dump(item) + "\n\n";
+        chunk += "event: log\ndata: " + core::json_text(item) + "\n\n";
       }
       if (lines.size() >= kBatch) return true;  // more to send: no waiting
     } catch (const std::exception& e) {
       // The database went away: tell the client and end; it reconnects (retry: 2000).
-      chunk += "event: error\ndata: " + dump({{"detail", e.what()}}) + "\n\n";
+      chunk += "event: error\ndata: " + core::json_text({{"detail", e.what()}}) + "\n\n";
       done_ = true;
       return true;
     }
@@ -157,12 +154,12 @@ class LogStream : public http::BodyStream {
     }
     if (state != last_state_) {
       last_state_ = state;
-      chunk += "event: state\ndata: " + dump({{"state", state}}) + "\n\n";
+      chunk += "event: state\ndata: " + core::json_text({{"state", state}}) + "\n\n";
     }
     if (state == "succeeded" || state == "failed" || state == "cancelled") {
       // Lines may still arrive right after the end (the last batches of a rank): one grace round.
       if (++terminal_rounds_ > 2) {
-        chunk += "event: end\ndata: " + dump({{"state", state}}) + "\n\n";
+        chunk += "event: end\ndata: " + core::json_text({{"state", state}}) + "\n\n";
         done_ = true;
         return true;
       }
@@ -220,8 +217,8 @@ class LogStream : public http::BodyStream {
                   "a.id = $2 OR a.number::text = $2) AND ($3::int IS NULL OR ah.rank = $3::int) "
                   "ORDER BY l.id LIMIT $5::int",
               {run_id_, filter_.attempt,
-               filter_.rank ? db::Param(std::to_string(*filter_.rank)) : db::Param(), dump(pos),
-               std::to_string(kBatch)});
+               filter_.rank ? db::Param(std::to_string(*filter_.rank)) : db::Param(),
+               core::json_text(pos), std::to_string(kBatch)});
           return std::make_pair(std::move(lines), state);
         },
         db::TxMode::read_only);

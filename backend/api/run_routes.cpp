@@ -11,6 +11,7 @@
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
+#include "backend/sched/run_state.h"
 #include "engine/core/run_spec.h"
 
 namespace podium::api {
@@ -19,10 +20,6 @@ namespace {
 
 const std::vector<std::string> kStates = {"queued",     "starting",  "running", "recovering",
                                           "cancelling", "succeeded", "failed",  "cancelled"};
-
-bool terminal(const std::string& state) {
-  return state == "succeeded" || state == "failed" || state == "cancelled";
-}
 
 // Members manage only their own runs; admins manage all.
 void require_owner(const http::RequestContext& rc, const db::Result& r) {
@@ -143,7 +140,7 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
                          {rc.param("id")});
       if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
       require_owner(rc, cur);
-      if (!terminal(cur.at(0, "state")))
+      if (!sched::is_terminal_run_state(cur.at(0, "state")))
         throw http::conflict("the run is " + cur.at(0, "state") +
                              "; cancel it and wait until it finished");
       tx.exec("DELETE FROM runs WHERE id = $1", {rc.param("id")});

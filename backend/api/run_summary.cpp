@@ -7,6 +7,7 @@
 
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
+#include "backend/sched/run_state.h"
 #include "engine/core/accelerator.h"
 #include "engine/core/flops.h"
 #include "engine/core/goodput.h"
@@ -63,10 +64,6 @@ Shape shape_of(const json& spec) {
   if (auto g = positive_number(config, "gradient_accumulation_steps"))
     s.gradient_accumulation_steps = *g;
   return s;
-}
-
-bool terminal(const std::string& state) {
-  return state == "succeeded" || state == "failed" || state == "cancelled";
 }
 
 // Per-step TFLOPs per device and where the figure comes from, best source first.
@@ -288,7 +285,7 @@ json summarize(const RunFacts& f) {
       {"state", f.state},
       {"failure_class", f.failure_class ? json(*f.failure_class) : json(nullptr)},
       {"imported", f.imported},
-      {"live", !terminal(f.state)},
+      {"live", !sched::is_terminal_run_state(f.state)},
       {"model", f.model},
       {"accelerator", accel ? json(accel->type) : json(nullptr)},
       {"topology", accel ? json(accel->topology) : json(nullptr)},

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/common/pg_array_literal.h"
+#include "engine/core/json_text.h"
 #include "engine/core/maxtext_log.h"
 
 namespace podium::ingest {
@@ -18,10 +19,6 @@ namespace podium::ingest {
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 std::optional<double> finite(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return std::nullopt;
@@ -173,7 +170,7 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
       // A NaN (or infinite) loss is stored as NaN: the run page must show it.
       loss_col.number(m->loss && !std::isfinite(*m->loss) ? std::optional<double>(std::nan(""))
                                                           : m->loss);
-      extra_col.text(dump(extra));
+      extra_col.text(core::json_text(extra));
       rampup_col.boolean(m->rampup);
       ++step_rows;
       result.last_step = std::max(result.last_step, m->step);
@@ -220,18 +217,18 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
         "WHEN 'compiler_total' THEN 3 WHEN 'memstats_after_step' THEN 2 WHEN 'memstats' THEN 1 "
         "ELSE 0 END, COALESCE((log_facts->'hbm'->>'used_gib')::float8, -1)) < ($3::int, "
         "$4::float8)",
-        {b.run_id, dump(core::to_json(*peak)), std::to_string(core::hbm_source_trust(peak->source)),
-         std::to_string(peak->gib)});
+        {b.run_id, core::json_text(core::to_json(*peak)),
+         std::to_string(core::hbm_source_trust(peak->source)), std::to_string(peak->gib)});
   }
   if (const auto& params = hbm.params()) {
     tx.exec(
         "UPDATE runs SET log_facts = jsonb_set(log_facts, '{hbm_params}', $2::jsonb) WHERE id = "
         "$1 AND COALESCE((log_facts->'hbm_params'->>'used_gib')::float8, -1) < $3::float8",
-        {b.run_id, dump(core::to_json(*params)), std::to_string(params->gib)});
+        {b.run_id, core::json_text(core::to_json(*params)), std::to_string(params->gib)});
   }
   if (!facts.empty())
     tx.exec("UPDATE runs SET log_facts = log_facts || $2::jsonb WHERE id = $1",
-            {b.run_id, dump(facts)});
+            {b.run_id, core::json_text(facts)});
   for (const auto& [sig, entry] : signatures)
     tx.exec(
         "INSERT INTO attempt_signatures (attempt_id, rank, signature, count, excerpt) VALUES "

@@ -99,6 +99,11 @@ bool is_terminal(AttemptState s) {
   return s == AttemptState::succeeded || s == AttemptState::failed || s == AttemptState::cancelled;
 }
 
+bool is_terminal_run_state(std::string_view name) {
+  const auto s = parse_run_state(name);
+  return s && is_terminal(*s);
+}
+
 bool can_transition(RunState from, RunState to) {
   if (from == to || is_terminal(from)) return false;
   return has_edge(kRunEdges, from, to);

@@ -49,6 +49,8 @@ std::optional<AttemptState> parse_attempt_state(std::string_view name);
 
 bool is_terminal(RunState s);
 bool is_terminal(AttemptState s);
+// A run state as stored (runs.state); a name that is not a state is not terminal.
+bool is_terminal_run_state(std::string_view name);
 
 bool can_transition(RunState from, RunState to);
 bool can_transition(AttemptState from, AttemptState to);

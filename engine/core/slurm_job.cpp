@@ -7,8 +7,9 @@ namespace podium::core {
 
 namespace {
 
-// POSIX shell single-quoting: the value can hold anything but NUL.
-std::string shell_quote(std::string_view s) {
+// POSIX shell single-quoting of every value, plain or not (provisioning.h's shell_quote leaves
+// plain tokens bare): the value can hold anything but NUL.
+std::string always_quoted(std::string_view s) {
   std::string out = "'";
   for (char c : s) {
     if (c == '\'')
@@ -89,7 +90,7 @@ SlurmSubmission build_sbatch(const SlurmJobRequest& r) {
       "# environment, not here), runs it, and ships its logs, checkpoints and exit to Podium.\n";
   s.script += "# --kill-on-bad-exit: one failed rank ends the step, as a gang must.\n";
   s.script += "exec srun --kill-on-bad-exit=1 --label --nodes=" + n + " --ntasks=" + n +
-              " --ntasks-per-node=1 " + shell_quote(r.worker_path) + " attach\n";
+              " --ntasks-per-node=1 " + always_quoted(r.worker_path) + " attach\n";
 
   s.env = {{"PODIUM_SERVER", r.server_url},
            {"PODIUM_ATTEMPT_ID", r.attempt_id},

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "engine/client/http_client.h"
+#include "engine/core/json_text.h"
 #include "engine/worker/assignment.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/logging.h"
@@ -138,7 +139,7 @@ Agent::RegisterOutcome Agent::register_once() {
   nlohmann::json request = body;
   if (const auto previous = read_credential(); !previous.empty()) request["credential"] = previous;
   const ApiResult r =
-      api_->call("POST", "register", dump(request), options_.timings.request_timeout);
+      api_->call("POST", "register", core::json_text(request), options_.timings.request_timeout);
   if (r.transient()) {
     mark_reachable(false);
     log().warn("cannot register with the server: {}", r.describe());
@@ -350,7 +351,7 @@ void Agent::heartbeat_loop() {
       body["notice"] = notice_ ? nlohmann::json(*notice_) : nlohmann::json(nullptr);
     }
     const ApiResult r =
-        api_->call("POST", "heartbeat", dump(body), options_.timings.request_timeout);
+        api_->call("POST", "heartbeat", core::json_text(body), options_.timings.request_timeout);
     if (r.ok()) {
       mark_reachable(true);
       const auto answer = r.json();

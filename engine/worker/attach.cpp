@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "engine/core/json_text.h"
 #include "engine/worker/assignment.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/log_spool.h"
@@ -46,7 +47,7 @@ int run_attach(const core::AttachIdentity& identity, const AttachOptions& option
                   std::chrono::duration_cast<std::chrono::seconds>(options.join_timeout).count());
       return kAttachUnreached;
     }
-    const ApiResult r = api->call("POST", "attach", dump(body), milliseconds(10000));
+    const ApiResult r = api->call("POST", "attach", core::json_text(body), milliseconds(10000));
     if (r.ok() && r.status == 202) {
       if (!announced_wait)
         log().info("rank {}: joined; waiting for the other ranks", identity.rank);

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "engine/client/http_client.h"
+#include "engine/core/json_text.h"
 
 namespace podium::worker {
 
@@ -98,10 +99,6 @@ std::string ApiResult::describe() const {
 
 nlohmann::json ApiResult::json() const {
   return nlohmann::json::parse(body, nullptr, false);
-}
-
-std::string dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::shared_ptr<ControlPlane> make_http_control_plane(const std::string& server_url,

@@ -51,7 +51,4 @@ class ControlPlane {
 std::shared_ptr<ControlPlane> make_http_control_plane(const std::string& server_url,
                                                       const std::string& token);
 
-// JSON text for a request body; invalid UTF-8 cannot throw (it is replaced).
-std::string dump(const nlohmann::json& j);
-
 }  // namespace podium::worker

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "engine/client/http_client.h"
+#include "engine/core/json_text.h"
 #include "engine/worker/checkpoint_scanner.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/line_splitter.h"
@@ -144,7 +145,7 @@ void RankRunner::fail_to_start(const std::string& why) {
     // spool for long, so wait for room rather than lose them.
     nlohmann::json argv = assignment_.command;
     for (const std::string& line : {"podium-worker: cannot start the process: " + why,
-                                    "podium-worker: command: " + dump(argv)}) {
+                                    "podium-worker: command: " + core::json_text(argv)}) {
       const std::string clean = std::string(utf8_prefix(sanitize_utf8(line), kMaxLineBytes));
       while (!spool_->try_append(clean) && !abandoned()) {
         ctx_.budget->wait_for_room(clean.size() + 1, kReadSlice);
@@ -334,7 +335,7 @@ void RankRunner::upload() {
     const nlohmann::json body = {
         {"rank", assignment_.rank}, {"seq", batch.seq}, {"lines", batch.lines}};
     const ApiResult r =
-        ctx_.api->call("POST", path("logs"), dump(body), ctx_.timings.request_timeout);
+        ctx_.api->call("POST", path("logs"), core::json_text(body), ctx_.timings.request_timeout);
     if (r.ok()) {
       if (failures > 0) {
         log().info("attempt {} rank {}: log upload works again", assignment_.attempt_id,
@@ -386,8 +387,8 @@ void RankRunner::report() {
     int failures = 0;
     for (;;) {
       if (abandoned()) return;
-      const ApiResult r =
-          ctx_.api->call("POST", path(item.kind), dump(item.body), ctx_.timings.request_timeout);
+      const ApiResult r = ctx_.api->call("POST", path(item.kind), core::json_text(item.body),
+                                         ctx_.timings.request_timeout);
       if (r.ok()) {
         backoff.reset();
         const auto answer = r.json();
@@ -401,7 +402,7 @@ void RankRunner::report() {
       }
       if (!r.transient()) {
         log().error("attempt {} rank {}: the server refused {} {} ({})", assignment_.attempt_id,
-                    assignment_.rank, item.kind, dump(item.body), r.describe());
+                    assignment_.rank, item.kind, core::json_text(item.body), r.describe());
         // "running" refused as a state conflict: the server already ended this rank (declared
         // lost, or cancelled before it heard of the start). A process it no longer tracks must
         // not keep the host busy beside the next attempt.

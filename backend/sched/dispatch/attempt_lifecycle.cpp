@@ -5,16 +5,13 @@
 #include "backend/sched/restart_policy.h"
 #include "backend/sched/run_state.h"
 #include "engine/core/failure_classifier.h"
+#include "engine/core/json_text.h"
 
 namespace podium::sched {
 
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 bool terminal_run_state(const std::string& s) {
   auto parsed = parse_run_state(s);
@@ -229,8 +226,8 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
       "UPDATE attempts SET state = $2, failure_class = $3, classification = $4::jsonb, "
       "restart_decision = $5::jsonb, finished_at = now(), first_step = $6::bigint, "
       "last_step = $7::bigint WHERE id = $1",
-      {attempt_id, attempt_state, failure_class, dump(to_json(classification)),
-       decision_json.is_null() ? db::Param() : db::Param(dump(decision_json)),
+      {attempt_id, attempt_state, failure_class, core::json_text(to_json(classification)),
+       decision_json.is_null() ? db::Param() : db::Param(core::json_text(decision_json)),
        steps.opt(0, "first"), steps.opt(0, "last")});
 
   if (terminal_run_state(run_state)) return true;

@@ -7,16 +7,13 @@
 
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "engine/core/accelerator.h"
+#include "engine/core/json_text.h"
 
 namespace podium::sched {
 
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 std::string gib_text(double v) {
   char buf[32];
@@ -82,7 +79,7 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
       tx.exec(
           "UPDATE runs SET preflight_state = 'passed', plan = $2::jsonb, waiting_reason = NULL "
           "WHERE id = $1",
-          {id, dump(plan)});
+          {id, core::json_text(plan)});
       record_run_note(tx, id, "queued", "compile check passed: " + figure);
       notify_runs(tx, id);
     } else {
@@ -98,15 +95,15 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
       tx.exec(
           "UPDATE runs SET preflight_state = 'failed', plan = $2::jsonb, failure_class = 'oom', "
           "waiting_reason = NULL WHERE id = $1",
-          {id, dump(plan)});
+          {id, core::json_text(plan)});
       transition_run(tx, id, "queued", "failed", "refused by its compile check: needs " + figure);
     }
-    log->info(dump({{"msg", "compile check decided"},
-                    {"run", id},
-                    {"child", child},
-                    {"needed_gib", needed},
-                    {"usable_gib", usable},
-                    {"fits", fits}}));
+    log->info(core::json_text({{"msg", "compile check decided"},
+                               {"run", id},
+                               {"child", child},
+                               {"needed_gib", needed},
+                               {"usable_gib", usable},
+                               {"fits", fits}}));
   }
   return changed;
 }

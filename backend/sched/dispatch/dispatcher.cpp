@@ -13,16 +13,13 @@
 #include "backend/sched/launch_spec.h"
 #include "backend/sched/placement.h"
 #include "engine/core/accelerator.h"
+#include "engine/core/json_text.h"
 
 namespace podium::sched {
 
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 struct WorkerInfo {
   std::string address;
@@ -52,7 +49,7 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
                                "FROM clusters WHERE id IN "
                                "(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id") +
                        (lock ? " FOR UPDATE SKIP LOCKED" : ""),
-                   {dump(cluster_ids)});
+                   {core::json_text(cluster_ids)});
   for (size_t i = 0; i < c.size(); ++i) {
     ClusterInfo info;
     info.snapshot.id = c.at(i, "id");
@@ -76,7 +73,7 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
       "EXISTS (SELECT 1 FROM attempt_hosts ah WHERE ah.worker_id = w.id AND ah.ended_at IS NULL) "
       "AS busy FROM workers w WHERE w.cluster_id IN (SELECT jsonb_array_elements_text($1::jsonb)) "
       "ORDER BY w.cluster_id, w.slice, w.host",
-      {dump(locked), std::to_string(settings.heartbeat_deadline.count())});
+      {core::json_text(locked), std::to_string(settings.heartbeat_deadline.count())});
   for (size_t i = 0; i < w.size(); ++i) {
     auto& info = out[w.at(i, "cluster_id")];
     HostSnapshot h;
@@ -167,7 +164,8 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
   } catch (const std::exception& e) {
     tx.exec("UPDATE runs SET failure_class = 'config' WHERE id = $1", {run.id});
     transition_run(tx, run.id, run.state, "failed", std::string("cannot launch: ") + e.what());
-    log->warn(dump({{"msg", "run cannot be launched"}, {"run", run.id}, {"error", e.what()}}));
+    log->warn(
+        core::json_text({{"msg", "run cannot be launched"}, {"run", run.id}, {"error", e.what()}}));
     return;
   }
 
@@ -178,7 +176,7 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
       "'pending', $4, $5::int, $6::int, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::int), "
       "$8, $9::int, $10::bigint)",
       {in.attempt_id, run.id, std::to_string(number), reason, std::to_string(p.slices.size()),
-       std::to_string(p.world_size), dump(slices), in.members.front().address,
+       std::to_string(p.world_size), core::json_text(slices), in.members.front().address,
        std::to_string(in.port),
        resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
   // Every rank in one statement and every agent woken by one: a 256-host gang is two round trips,
@@ -194,8 +192,8 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
     host_col.integer(h.host_index);
     gang_col.integer(h.gang_slice);
     addresses.text(in.members[i].address);
-    commands.text(dump(l.command));
-    envs.text(dump(l.env));
+    commands.text(core::json_text(l.command));
+    envs.text(core::json_text(l.env));
     workdirs.text(l.workdir);
     if (l.checkpoint_dir)
       checkpoint_dirs.text(*l.checkpoint_dir);
@@ -225,12 +223,12 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
     cause += "; elastic: " + std::to_string(p.slices.size()) + " of " + std::to_string(requested) +
              " slices (fewer healthy slices than asked)";
   transition_run(tx, run.id, run.state, "starting", cause);
-  log->info(dump({{"msg", "attempt placed"},
-                  {"run", run.id},
-                  {"attempt", in.attempt_id},
-                  {"number", number},
-                  {"slices", slices},
-                  {"port", in.port}}));
+  log->info(core::json_text({{"msg", "attempt placed"},
+                             {"run", run.id},
+                             {"attempt", in.attempt_id},
+                             {"number", number},
+                             {"slices", slices},
+                             {"port", in.port}}));
 }
 
 }  // namespace
@@ -267,7 +265,8 @@ void Dispatcher::loop() {
         db_.transact([](db::Transaction& tx) { tx.exec("SELECT 1"); }, db::TxMode::read_only);
         database_failing_ = false;
         hearing_since_ = std::chrono::steady_clock::now();
-        log_->warn(dump({{"msg", "database reachable again: heartbeat deadlines restart"}}));
+        log_->warn(
+            core::json_text({{"msg", "database reachable again: heartbeat deadlines restart"}}));
       }
       if (std::chrono::steady_clock::now() >= next_reap) {
         reap_once();
@@ -280,9 +279,9 @@ void Dispatcher::loop() {
     } catch (const db::DbError& e) {
       // The database is down or busy: everything is in it, so the next round picks up.
       database_failing_ = true;
-      log_->warn(dump({{"msg", "dispatcher round failed"}, {"error", e.what()}}));
+      log_->warn(core::json_text({{"msg", "dispatcher round failed"}, {"error", e.what()}}));
     } catch (const std::exception& e) {
-      log_->error(dump({{"msg", "dispatcher round failed"}, {"error", e.what()}}));
+      log_->error(core::json_text({{"msg", "dispatcher round failed"}, {"error", e.what()}}));
     }
     if (stopping_) break;
     hub_.wait_any("podium_runs", since, std::chrono::milliseconds(1000));
@@ -318,7 +317,7 @@ int Dispatcher::reap_once() {
       if (still.empty()) return;
       mark_worker_ranks_lost(tx, worker, reason, settings_);
     });
-    log_->warn(dump({{"msg", "worker lost"}, {"worker", worker}, {"reason", reason}}));
+    log_->warn(core::json_text({{"msg", "worker lost"}, {"worker", worker}, {"reason", reason}}));
     ++changed;
   }
   // Ranks whose worker row was deleted, and attempts whose ranks all ended without the attempt

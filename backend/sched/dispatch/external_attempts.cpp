@@ -7,16 +7,13 @@
 #include "backend/sched/launch_spec.h"
 #include "engine/core/accelerator.h"
 #include "engine/core/executor.h"
+#include "engine/core/json_text.h"
 
 namespace podium::sched {
 
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 // An attempt row with what its engine job needs.
 struct ExternalAttempt {
@@ -79,7 +76,7 @@ json engine_end_json(const core::EngineObservation& o) {
 void record_engine_end(db::Transaction& tx, const ExternalAttempt& a,
                        const core::EngineObservation& o, const EngineSettings& settings) {
   tx.exec("UPDATE attempts SET engine_end = $2::jsonb, engine_state = $3 WHERE id = $1",
-          {a.id, dump(engine_end_json(o)), o.engine_state});
+          {a.id, core::json_text(engine_end_json(o)), o.engine_state});
   // Ranks that never reported their end were ended by the engine; the engine's verdict (or a
   // peer's own failure) is the cause, so they count as stopped, not as the failure itself.
   tx.exec(
@@ -150,7 +147,7 @@ void create_external_attempt(db::Transaction& tx, const ExternalRun& run,
       "$5::int, $6::int, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::int), 0, "
       "$8::bigint, $9)",
       {id, run.id, std::to_string(number), reason, std::to_string(run.num_slices),
-       std::to_string(world), dump(slices),
+       std::to_string(world), core::json_text(slices),
        resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param(), run.executor_kind});
   for (int rank = 0; rank < world; ++rank)
     tx.exec(
@@ -167,11 +164,11 @@ void create_external_attempt(db::Transaction& tx, const ExternalRun& run,
                       run.executor_kind + ": " + std::to_string(world) + " hosts";
   if (resumed_from) cause += ", resuming from checkpoint " + std::to_string(*resumed_from);
   transition_run(tx, run.id, run.state, "starting", cause);
-  log->info(dump({{"msg", "external attempt created"},
-                  {"run", run.id},
-                  {"attempt", id},
-                  {"executor", run.executor_kind},
-                  {"number", number}}));
+  log->info(core::json_text({{"msg", "external attempt created"},
+                             {"run", run.id},
+                             {"attempt", id},
+                             {"executor", run.executor_kind},
+                             {"number", number}}));
 }
 
 std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& join,
@@ -266,7 +263,8 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
       tx.exec(
           "UPDATE attempt_hosts SET command = $3::jsonb, env = $4::jsonb, workdir = $5, "
           "checkpoint_dir = $6 WHERE attempt_id = $1 AND rank = $2::int",
-          {join.attempt_id, std::to_string(l.rank), dump(l.command), dump(l.env), l.workdir,
+          {join.attempt_id, std::to_string(l.rank), core::json_text(l.command),
+           core::json_text(l.env), l.workdir,
            l.checkpoint_dir ? db::Param(*l.checkpoint_dir) : db::Param()});
   }
   auto mine = tx.exec(
@@ -374,10 +372,11 @@ int ExternalEngines::submit_pending() {
         record_engine_end(tx, c.attempt, refused, engine_);
       }
     });
-    log_->info(dump({{"msg", outcome.job_id ? "engine job submitted" : "engine submission failed"},
-                     {"attempt", c.attempt.id},
-                     {"job", outcome.job_id.value_or("")},
-                     {"error", outcome.error}}));
+    log_->info(core::json_text(
+        {{"msg", outcome.job_id ? "engine job submitted" : "engine submission failed"},
+         {"attempt", c.attempt.id},
+         {"job", outcome.job_id.value_or("")},
+         {"error", outcome.error}}));
     ++changed;
   }
   return changed;
@@ -399,7 +398,8 @@ int ExternalEngines::cancel_ending() {
     if (it == executors_.end() || !a.job_id) continue;
     const std::string error = it->second->cancel(a.spec, *a.job_id);
     if (!error.empty()) {
-      log_->warn(dump({{"msg", "engine cancel failed"}, {"attempt", a.id}, {"error", error}}));
+      log_->warn(
+          core::json_text({{"msg", "engine cancel failed"}, {"attempt", a.id}, {"error", error}}));
       continue;
     }
     db_.transact([&](db::Transaction& tx) {
@@ -441,7 +441,8 @@ int ExternalEngines::follow_submitted() {
       if (stale_claim) {
         const std::string error = it->second->cancel(a.spec, "");
         if (!error.empty()) {
-          log_->warn(dump({{"msg", "cancel by name failed"}, {"attempt", a.id}, {"error", error}}));
+          log_->warn(core::json_text(
+              {{"msg", "cancel by name failed"}, {"attempt", a.id}, {"error", error}}));
           continue;  // the attempt stays open until the engine confirms
         }
       }
@@ -463,7 +464,8 @@ int ExternalEngines::follow_submitted() {
     }
     auto seen = it->second->observe(a.spec, *a.job_id, a.cancel_sent);
     if (!seen.observation) {
-      log_->warn(dump({{"msg", "engine state unknown"}, {"attempt", a.id}, {"error", seen.error}}));
+      log_->warn(core::json_text(
+          {{"msg", "engine state unknown"}, {"attempt", a.id}, {"error", seen.error}}));
       continue;
     }
     auto o = *seen.observation;

@@ -15,7 +15,7 @@ std::string secret_name(const std::string& jobset) {
   return jobset + "-token";
 }
 
-core::JobSetRequest request_of(const EngineJobSpec& spec) {
+core::JobSetRequest jobset_request_of(const EngineJobSpec& spec) {
   core::JobSetRequest r;
   r.name = KubernetesEngine::jobset_name(spec);
   r.run_id = spec.run_id;
@@ -69,7 +69,7 @@ std::vector<std::string> KubernetesEngine::kubectl(const EngineJobSpec& spec) co
 }
 
 std::string KubernetesEngine::manifest(const EngineJobSpec& spec) {
-  const auto request = request_of(spec);
+  const auto request = jobset_request_of(spec);
   json secret = core::build_token_secret(
       request.token_secret, spec.executor.kubernetes.namespace_name,
       "<this attempt's token, minted at submission>", spec.run_id, spec.attempt_id);
@@ -80,7 +80,7 @@ SubmitOutcome KubernetesEngine::submit(const EngineJobSpec& spec, const std::str
   SubmitOutcome out;
   std::string objects;
   try {
-    const auto request = request_of(spec);
+    const auto request = jobset_request_of(spec);
     const json jobset = core::build_jobset(request);
     const json secret =
         core::build_token_secret(request.token_secret, spec.executor.kubernetes.namespace_name,

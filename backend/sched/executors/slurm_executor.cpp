@@ -6,7 +6,7 @@ namespace podium::sched {
 
 namespace {
 
-core::SlurmJobRequest request_of(const EngineJobSpec& spec) {
+core::SlurmJobRequest sbatch_request_of(const EngineJobSpec& spec) {
   core::SlurmJobRequest r;
   r.run_id = spec.run_id;
   r.attempt_id = spec.attempt_id;
@@ -49,14 +49,14 @@ SlurmEngine::SlurmEngine(std::shared_ptr<CommandRunner> runner,
     : runner_(std::move(runner)), tool_env_(std::move(tool_env)) {}
 
 std::string SlurmEngine::manifest(const EngineJobSpec& spec) {
-  return render(core::build_sbatch(request_of(spec)));
+  return render(core::build_sbatch(sbatch_request_of(spec)));
 }
 
 SubmitOutcome SlurmEngine::submit(const EngineJobSpec& spec, const std::string& attach_token) {
   SubmitOutcome out;
   core::SlurmSubmission s;
   try {
-    s = core::build_sbatch(request_of(spec));
+    s = core::build_sbatch(sbatch_request_of(spec));
   } catch (const std::exception& e) {
     out.error = e.what();
     return out;
@@ -124,7 +124,7 @@ std::string SlurmEngine::cancel(const EngineJobSpec& spec, const std::string& jo
   // SIGTERM first, as a user's scancel does; Slurm escalates to SIGKILL after KillWait. Without
   // a job id (a submission whose answer was lost), by the attempt's job name, unique to it.
   if (job_id.empty())
-    cmd.argv = {"scancel", "--name=" + core::build_sbatch(request_of(spec)).job_name};
+    cmd.argv = {"scancel", "--name=" + core::build_sbatch(sbatch_request_of(spec)).job_name};
   else
     cmd.argv = {"scancel", job_id};
   cmd.env = tool_env_;

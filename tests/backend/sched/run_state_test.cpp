@@ -34,6 +34,17 @@ TEST(RunStateTest, Terminal) {
   EXPECT_FALSE(is_terminal(AttemptState::running));
 }
 
+// The routes read runs.state as text: a stored name is terminal exactly when its state is, and
+// a name that is no state (a typo, another case) is not, so a run is never treated as finished
+// by accident.
+TEST(RunStateTest, StoredNameIsTerminalExactlyWhenItsStateIs) {
+  for (RunState s : all_run_states())
+    EXPECT_EQ(is_terminal_run_state(to_string(s)), is_terminal(s)) << to_string(s);
+  EXPECT_FALSE(is_terminal_run_state("Succeeded"));
+  EXPECT_FALSE(is_terminal_run_state("done"));
+  EXPECT_FALSE(is_terminal_run_state(""));
+}
+
 // Every pair of run states: exactly the listed edges are legal.
 TEST(RunStateTest, RunTransitionMatrix) {
   const std::set<std::pair<RunState, RunState>> legal = {
