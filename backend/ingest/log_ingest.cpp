@@ -202,7 +202,7 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
          extra_col.str(), rampup_col.str()});
     result.metric_steps = step_rows;
     // Always in the metrics' transaction: a new version of the run row is also what tells
-    // summaries remembered for the run (backend/api/run_summary_cache.h) that they are stale.
+    // summaries stored for the run (backend/api/run_summary_store.h) that they are stale.
     tx.exec(
         "UPDATE runs SET last_step = GREATEST(COALESCE(last_step, -1), $2::bigint), "
         "updated_at = now() WHERE id = $1",
