@@ -360,8 +360,12 @@ void Agent::heartbeat_loop() {
         std::lock_guard lock(mu_);
         heartbeat_seconds_ = std::clamp(answer["heartbeat_seconds"].get<int>(), 1, 60);
       }
-    } else if (r.status == 404) {
-      log().warn("the server does not know worker {}; registering again", worker_id());
+    } else if (r.status == 404 || r.status == 401) {
+      // 404: the server forgot the worker; 401: it no longer accepts the host's credential (it
+      // gave the host a new one, or its database was restored). Registering again answers both
+      // with the worker token, and the ranks keep their lines until then (rank_runner.cpp).
+      log().warn("the server {} worker {}; registering again",
+                 r.status == 404 ? "does not know" : "refuses the credential of", worker_id());
       mark_reachable(true);
       std::lock_guard lock(mu_);
       need_register_ = true;

@@ -22,6 +22,14 @@ namespace {
 
 constexpr milliseconds kReadSlice{100};
 
+// Worth sending again later: the server is unreachable or busy, or it does not accept this
+// host's credential right now (401), which happens while the agent registers again after a
+// server restart or a lost heartbeat; the client the runners share takes the new credential
+// when registration answers. A revoked credential stops the agent itself, not its data.
+bool send_again_later(const ApiResult& r) {
+  return r.transient() || r.status == 401;
+}
+
 nlohmann::json exit_body(int rank, const ExitStatus& status) {
   nlohmann::json body = {{"rank", rank}, {"state", "exited"}};
   body["exit_code"] = status.exit_code ? nlohmann::json(*status.exit_code) : nlohmann::json();
@@ -345,7 +353,7 @@ void RankRunner::upload() {
       backoff.reset();
       max_lines = ctx_.spool.batch_lines;
       failures = 0;
-    } else if (r.transient()) {
+    } else if (send_again_later(r)) {
       if (failures++ == 0) {
         log().warn("attempt {} rank {}: log upload failed ({}); retrying", assignment_.attempt_id,
                    assignment_.rank, r.describe());
@@ -400,7 +408,7 @@ void RankRunner::report() {
         }
         break;
       }
-      if (!r.transient()) {
+      if (!send_again_later(r)) {
         log().error("attempt {} rank {}: the server refused {} {} ({})", assignment_.attempt_id,
                     assignment_.rank, item.kind, core::json_text(item.body), r.describe());
         // "running" refused as a state conflict: the server already ended this rank (declared

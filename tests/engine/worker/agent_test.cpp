@@ -110,6 +110,12 @@ class FakeServer {
     std::lock_guard lock(mu_);
     known_ = false;
   }
+  // Every call but a registration answers 401 until the agent registers again (the server no
+  // longer accepts the host's credential, e.g. after it restarted and another instance took it).
+  void refuse_credential() {
+    std::lock_guard lock(mu_);
+    refused_ = true;
+  }
   void set_register_status(int status) {
     std::lock_guard lock(mu_);
     register_status_ = status;
@@ -144,8 +150,13 @@ class FakeServer {
       registrations_.push_back(body);
       if (register_status_ != 200) return problem(register_status_, "refused");
       known_ = true;
+      refused_ = false;
       return http::Response::json(
           200, R"({"worker_id":"wkr_1","heartbeat_seconds":1,"heartbeat_deadline_seconds":15})");
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (refused_) return problem(401, "unknown or revoked worker credential");
     }
     if (r.method == "POST" && path == "heartbeat") {
       std::lock_guard lock(mu_);
@@ -212,6 +223,7 @@ class FakeServer {
   int fail_logs_ = 0;
   int register_status_ = 200;
   bool known_ = false;
+  bool refused_ = false;
   http::HttpServer server_;  // last: stopped before the state it uses goes away
 };
 
@@ -469,6 +481,22 @@ TEST_F(AgentFixture, RegistersAgainWhenTheServerForgotTheWorker) {
   EXPECT_EQ(exit_code, 0);
   EXPECT_TRUE(server.exited("att_7"));
   EXPECT_EQ(server.statuses("att_7").back().body["signal"], SIGTERM);
+}
+
+// A heartbeat answered 401 makes the agent register again; meanwhile its rank keeps the lines it
+// prints and delivers them under the new registration: none is dropped.
+TEST_F(AgentFixture, RegistersAgainWhenTheServerRefusesItsCredentialAndLosesNoLine) {
+  start();
+  server.assign(start_message(
+      "att_8", {"/bin/sh", "-c", "echo before; sleep 1; echo during; exec sleep 1000"}, 1));
+  ASSERT_TRUE(eventually([&] { return server.lines("att_8").size() == 1; }));
+  server.refuse_credential();
+  ASSERT_TRUE(eventually([&] { return server.registrations().size() >= 2; }));
+  ASSERT_TRUE(eventually([&] { return server.lines("att_8").size() == 2; }));
+  EXPECT_THAT(server.lines("att_8"), ::testing::ElementsAre("before", "during"));
+  agent->stop();
+  thread.join();
+  EXPECT_EQ(exit_code, 0);
 }
 
 TEST_F(AgentFixture, ARefusedTokenIsFatal) {

@@ -213,6 +213,34 @@ TEST_F(RunnerFixture, RefusedLinesAreDroppedSoTheExitIsStillReported) {
   EXPECT_EQ(api.snapshot().back().body["state"], "exited");
 }
 
+// While the agent registers again (a server restart, a lost heartbeat), the server answers the
+// old credential with 401 for a moment: the lines and the exit wait for the new one instead of
+// being dropped as refused.
+TEST_F(RunnerFixture, ACredentialRefusedForAMomentLosesNoLineAndNoExit) {
+  std::atomic<int> logs_refused{3}, exits_refused{2};
+  api.answer = [&](const RecordedCall& c) -> std::optional<ApiResult> {
+    const auto unauthorized = classify(401, R"({"title":"unknown or revoked worker credential"})");
+    if (c.path == "attempts/att_1/logs" && logs_refused.fetch_sub(1) > 0) return unauthorized;
+    if (c.body.value("state", "") == "exited" && exits_refused.fetch_sub(1) > 0)
+      return unauthorized;
+    return std::nullopt;
+  };
+  auto runner = make(assignment());
+  runner->start();
+  emit("first\nsecond\n");
+  finish(3);
+  ASSERT_TRUE(runner->wait_finished(10s));
+  int posts = 0;
+  EXPECT_THAT(uploaded(api.snapshot(), &posts), ElementsAre("first", "second"));
+  EXPECT_GE(posts, 4);
+  const auto calls = api.snapshot();
+  EXPECT_EQ(
+      std::count_if(calls.begin(), calls.end(),
+                    [](const RecordedCall& c) { return c.body.value("state", "") == "exited"; }),
+      3);
+  EXPECT_EQ(calls.back().body["exit_code"], 3);
+}
+
 TEST_F(RunnerFixture, ARunningReportRefusedAsAConflictStopsTheProcess) {
   // The server already ended this rank (declared lost, or cancelled before it heard of the
   // start): a process it no longer tracks must not keep running beside the next attempt.
