@@ -604,8 +604,11 @@ std::vector<long long> divisors(long long n) {
   return out;
 }
 
-// Upper bound on the vectors tried, so a pathological request cannot stall the planner.
-constexpr long long kMaxTries = 200000;
+// Upper bound on the vectors tried, so a pathological request cannot stall the planner. Real
+// shapes try few (v5p-8192 or tpu7x-12288 with three to five axes: 4-110 us in a Release build);
+// a device count with many divisors and odd axes (the fuzzer's cpu-784784 over four slices)
+// used all of the former 200,000, 55 ms of a handler thread per plan request in Release.
+constexpr long long kMaxTries = 20000;
 
 // Vectors with product `target` that differ from `base` on exactly k explicit axes of `vary`
 // (k = 0, 1, 2, ... in turn, stopping after the first level that completes max_count), with every
