@@ -117,6 +117,11 @@ try {
     await page.waitForSelector('.page-head .badge.state-succeeded', { timeout: 120000 });
     await page.reload();
     await page.waitForSelector('.card');
+    // The summary (goodput) arrives by its own request after the run's row: wait for it
+    // rather than read the cards once (a CI run read them in between).
+    await page
+      .waitForFunction(() => document.querySelector('.cards')?.textContent?.includes('Goodput'), null, { timeout: 30000 })
+      .catch(() => {});
     const cards = await page.textContent('.cards');
     assert(cards.includes('Goodput'), 'goodput card');
     const chk = await page.locator('text=No checkpoint yet').count();
