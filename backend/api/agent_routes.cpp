@@ -222,6 +222,8 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
                 {"heartbeat_seconds", ctx.engine.heartbeat_interval.count()},
                 {"heartbeat_deadline_seconds", ctx.engine.heartbeat_deadline.count()}};
   });
+  // The host's previous credential (another agent process's) is refused from the next request.
+  forget_credentials(ctx);
   return json_response(200, out);
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/common/config.h"
+#include "backend/common/credential_cache.h"
 #include "backend/common/metrics.h"
 #include "backend/common/router.h"
 #include "backend/db/database.h"
@@ -26,7 +27,16 @@ struct ApiContext {
   db::NotificationHub& hub;                    // wakes long-polls and live log followers
   sched::EngineSettings engine;                // heartbeat, grace, ports, workload launch settings
   sched::ExternalEngines* external = nullptr;  // Slurm / Kubernetes executors (manifests)
+  // Recently verified tokens and sessions (auth.credential_cache_seconds; null: off).
+  http::CredentialCache* credentials = nullptr;
 };
+
+// After a commit that changed credentials (a token revoked, a user disabled or re-roled, a
+// session ended, a host registered again, a cluster deleted): this process's next request must
+// not be answered from an entry the change made stale. Other replicas hear of it by NOTIFY.
+inline void forget_credentials(ApiContext& ctx) {
+  if (ctx.credentials) ctx.credentials->forget_all();
+}
 
 // Registration functions, one per resource file.
 void register_health_routes(http::Router&, ApiContext&);

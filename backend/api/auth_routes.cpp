@@ -171,6 +171,7 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
       ctx.db.transact([&](db::Transaction& tx) {
         tx.exec("DELETE FROM sessions WHERE id_hash = $1", {rc.principal->session_id});
       });
+    forget_credentials(ctx);
     auto res = http::Response::empty(204);
     res.set_header("Set-Cookie", session_cookie("", 0, ctx.config));
     return res;
@@ -239,6 +240,7 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
           return res;
         });
         if (r.empty()) throw http::not_found("no token " + id);
+        forget_credentials(ctx);  // refused from the very next request
         return http::Response::empty(204);
       });
 }

@@ -1,3 +1,5 @@
+#include <chrono>
+#include <string>
 #include <string_view>
 
 #include "backend/api/app.h"
@@ -50,6 +52,18 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
       p.attempt_id = r.at(0, "id");
       return p;
     }
+    // Attach tokens (pda_) and cluster worker tokens (pdw_) are not cached: an attach token dies
+    // with its attempt, which many paths end, and a worker token is used once per registration.
+    const std::string cache_key = "bearer:" + hash;
+    const bool cacheable = token.rfind("pda_", 0) != 0 && token.rfind("pdw_", 0) != 0;
+    http::CredentialCache::Ticket ticket;
+    if (ctx.credentials && cacheable) {
+      ticket = ctx.credentials->ticket();
+      if (auto cached = ctx.credentials->find(cache_key)) return cached;
+    }
+    auto remember = [&](const http::Principal& p) {
+      if (ctx.credentials && cacheable) ctx.credentials->store(cache_key, p, ticket);
+    };
     if (token.rfind("pdh_", 0) == 0) {
       // A host's own credential, issued when its agent registered.
       auto r = ctx.db.exec_alone("SELECT id, cluster_id FROM workers WHERE credential_hash = $1",
@@ -63,6 +77,7 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
       p.token_id = "host:" + r.at(0, "id");
       p.cluster_id = r.at(0, "cluster_id");
       p.worker_id = r.at(0, "id");
+      remember(p);
       return p;
     }
     if (token.rfind("pdw_", 0) == 0) {
@@ -93,14 +108,22 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
     p.user_id = r.at(0, "user_id");
     p.username = r.at(0, "username");
     p.role = http::parse_role(r.at(0, "role")).value_or(http::Role::viewer);
+    remember(p);
     return p;
   }
   if (auto sid = session_cookie(req)) {
     if (sid->empty() || sid->size() > 256) throw http::unauthorized("invalid session");
     const std::string hash = secrets::token_hash(*sid);
+    const std::string cache_key = "session:" + hash;
+    http::CredentialCache::Ticket ticket;
+    if (ctx.credentials) {
+      ticket = ctx.credentials->ticket();
+      if (auto cached = ctx.credentials->find(cache_key)) return cached;
+    }
     auto r = ctx.db.exec_alone(
-        "SELECT u.id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id "
-        "WHERE s.id_hash = $1 AND s.expires_at > now() AND NOT u.disabled",
+        "SELECT u.id, u.username, u.role, extract(epoch FROM s.expires_at - now())::float8 AS "
+        "seconds_left FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = $1 AND "
+        "s.expires_at > now() AND NOT u.disabled",
         {hash});
     if (r.empty()) throw http::unauthorized("the session has expired; sign in again");
     http::Principal p;
@@ -109,6 +132,13 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
     p.username = r.at(0, "username");
     p.role = http::parse_role(r.at(0, "role")).value_or(http::Role::viewer);
     p.session_id = hash;
+    if (ctx.credentials) {
+      // Never served past the session's own expiry.
+      const double left = std::stod(r.at(0, "seconds_left"));
+      ctx.credentials->store(cache_key, p, ticket,
+                             std::chrono::duration_cast<http::CredentialCache::Clock::duration>(
+                                 std::chrono::duration<double>(left)));
+    }
     return p;
   }
   return std::nullopt;

@@ -276,6 +276,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
                  tx.exec("DELETE FROM clusters WHERE id = $1", {*id});
                  audit(tx, rc, "delete", "cluster", *id);
                });
+               forget_credentials(ctx);  // its hosts' credentials went with it
                return http::Response::empty(204);
              });
 

@@ -129,6 +129,7 @@ void register_user_routes(http::Router& router, ApiContext& ctx) {
              {"password_changed", password.has_value()}});
       return tx.exec(user_select() + "WHERE id = $1", {id});
     });
+    forget_credentials(ctx);  // a new role or a disabled account counts from the next request
     return json_response(200, user_json(r, 0));
   });
 }

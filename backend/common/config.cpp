@@ -68,6 +68,9 @@ const std::vector<ConfigKey>& config_keys() {
        "base_output_directory of runs that set none (empty: <data_dir>/outputs)"},
       {"auth.session_ttl_hours", "PODIUM_AUTH_SESSION_TTL_HOURS", "", "168",
        "dashboard session lifetime"},
+      {"auth.credential_cache_seconds", "PODIUM_AUTH_CREDENTIAL_CACHE_SECONDS", "", "10",
+       "a verified token or session is trusted from memory this long at most (0: every request "
+       "reads the database); revoking, disabling and signing out take effect at once"},
       {"tls.cert_file", "PODIUM_TLS_CERT", "--tls-cert", "",
        "PEM certificate chain: with tls.key_file, the server serves HTTPS on listen (reloaded "
        "on SIGHUP)"},
@@ -320,6 +323,9 @@ ConfigLoad load_config(const ConfigSources& sources) {
        [&](long long v) { c.coordinator_port_count = static_cast<int>(v); }},
       {"auth.session_ttl_hours", 1, 24 * 365,
        [&](long long v) { c.session_ttl = std::chrono::hours(v); }},
+      // At most a minute: a token's last_used_at is kept to the minute on the requests that miss.
+      {"auth.credential_cache_seconds", 0, 60,
+       [&](long long v) { c.credential_cache_ttl = std::chrono::seconds(v); }},
       {"retention.log_lines_days", 0, 36500,
        [&](long long v) { c.log_retention_days = static_cast<int>(v); }},
       {"retention.batch_rows", 100, 1000000,

@@ -48,6 +48,9 @@ struct ServerConfig {
   std::string workloads_reference_dir;  // empty: the source tree's engine/workloads/reference
   std::string workloads_output_dir;     // empty: <data_dir>/outputs
   std::chrono::hours session_ttl{168};
+  // How long a verified token or session may answer from memory (0: every request reads the
+  // database). Changes reach every replica by NOTIFY; this bounds what that could miss.
+  std::chrono::seconds credential_cache_ttl{10};
 
   std::string tls_cert_file;  // with tls_key_file: HTTPS
   std::string tls_key_file;

@@ -64,6 +64,7 @@ bool Listener::connect() {
 
 bool Listener::wait(std::chrono::milliseconds timeout, std::string* channel, std::string* payload) {
   const Clock::time_point deadline = Clock::now() + timeout;
+  if (conn_) up_.store(true);
   for (;;) {
     uint64_t drained = 0;
     if (::read(wake_fd_, &drained, sizeof drained) == sizeof drained) return false;
@@ -76,6 +77,7 @@ bool Listener::wait(std::chrono::milliseconds timeout, std::string* channel, std
           return true;
         }
         had_connection_ = true;
+        up_.store(true);
         continue;
       }
       // Sleep until the next attempt or the deadline, whichever is first; wake() interrupts.
@@ -106,6 +108,7 @@ bool Listener::wait(std::chrono::milliseconds timeout, std::string* channel, std
     if (rc > 0 && fds[0].revents != 0) {
       if (PQconsumeInput(conn_->native()) == 0 || conn_->broken()) {
         spdlog::warn("LISTEN connection lost: {}", single_line(PQerrorMessage(conn_->native())));
+        up_.store(false);
         conn_.reset();
         next_attempt_ = Clock::now();
       }

@@ -43,6 +43,11 @@ class Listener {
 
   bool connected() const { return conn_ != nullptr; }
 
+  // Whether notifications are being received now: false from the moment the connection is found
+  // lost, and after a reconnect until the caller came back for the next wait() (having re-read
+  // what it watches after the empty notification). Thread-safe.
+  bool up() const { return up_.load(); }
+
  private:
   bool connect();
 
@@ -51,6 +56,7 @@ class Listener {
   std::unique_ptr<Connection> conn_;
   int wake_fd_ = -1;  // eventfd
   bool had_connection_ = false;
+  std::atomic<bool> up_{false};
   std::chrono::steady_clock::time_point next_attempt_{};
   std::chrono::milliseconds backoff_{0};
 };

@@ -63,6 +63,17 @@ bool NotificationHub::fired(const std::string& channel, const std::string& key,
   return stopping_ || fired_locked(channel, key, since);
 }
 
+bool NotificationHub::fired_any(const std::string& channel, std::uint64_t since) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stopping_ || reset_generation_ > since) return true;
+  auto it = last_on_channel_.find(channel);
+  return it != last_on_channel_.end() && it->second > since;
+}
+
+bool NotificationHub::listening() const {
+  return listener_->up();
+}
+
 void NotificationHub::set_observer(Observer observer) {
   std::lock_guard<std::mutex> lock(mutex_);
   observer_ = std::move(observer);

@@ -47,6 +47,12 @@ class NotificationHub {
 
   // Whether such a notification arrived after `since`, without waiting (stop() counts too).
   bool fired(const std::string& channel, const std::string& key, std::uint64_t since) const;
+  // Same, for any payload on `channel` (a reconnect counts too).
+  bool fired_any(const std::string& channel, std::uint64_t since) const;
+
+  // Whether notifications are being received now (the LISTEN connection is up and, after a
+  // reconnect, the reset it implies has been published). Thread-safe.
+  bool listening() const;
 
   // Called on the hub's thread for every notification (channel "" after a reconnect, when any
   // may have been missed, and once at stop()): how waits parked outside the hub (the HTTP

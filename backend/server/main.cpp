@@ -16,6 +16,7 @@
 
 #include "backend/api/app.h"
 #include "backend/api/bootstrap.h"
+#include "backend/api/hub_credential_changes.h"
 #include "backend/api/run_summary_store.h"
 #include "backend/common/config.h"
 #include "backend/common/open_files_limit.h"
@@ -205,7 +206,8 @@ int run(int argc, char** argv) {
     out += "podium_build_info{version=\"" PODIUM_VERSION "\"} 1\n";
   });
 
-  db::NotificationHub hub(conninfo, {"podium_runs", "podium_agents", "podium_logs"});
+  db::NotificationHub hub(conninfo,
+                          {"podium_runs", "podium_agents", "podium_logs", api::kAuthChannel});
   hub.start();
   sched::EngineSettings engine;
   engine.heartbeat_deadline = config.heartbeat_deadline;
@@ -256,7 +258,14 @@ int run(int argc, char** argv) {
        {"kubernetes", std::make_shared<sched::KubernetesEngine>(runner, tool_env)}},
       log);
 
-  api::ApiContext ctx{database, config, registry, boot.cursor_key, log, hub, engine, &external};
+  api::HubCredentialChanges credential_changes(hub);
+  http::CredentialCacheOptions credential_options;
+  credential_options.ttl = config.credential_cache_ttl;
+  http::CredentialCache credentials(credential_changes, credential_options);
+  api::ApiContext ctx{
+      database,        config,    registry,
+      boot.cursor_key, log,       hub,
+      engine,          &external, config.credential_cache_ttl.count() > 0 ? &credentials : nullptr};
   api::App app(ctx);
   api::register_engine_metrics(ctx);
   sched::Dispatcher dispatcher(database, hub, engine, log);

@@ -79,5 +79,47 @@ TEST(NotificationHub, CommittedNotifyWakesTheMatchingWaiter) {
   hub.stop();
 }
 
+// What the credential cache relies on: listening() is false while no notification could arrive,
+// fired_any() sees a notification on the channel and any reconnect, and nothing else.
+TEST(NotificationHub, ListeningAndAnyNotificationOnAChannelIncludingAReconnect) {
+  NotificationHub unreachable("host=/nonexistent connect_timeout=1", {"podium_auth"});
+  EXPECT_FALSE(unreachable.listening()) << "listening before start()";
+  unreachable.start();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(unreachable.listening()) << "listening without a database";
+  unreachable.stop();
+
+  PODIUM_REQUIRE_TEST_DATABASE();
+  testing::ScratchDatabase scratch;
+  Database db(PoolOptions{.conninfo = scratch.conninfo()});
+  NotificationHub hub(scratch.conninfo(), {"podium_auth", "podium_logs"});
+  hub.start();
+  for (int i = 0; i < 250 && !hub.listening(); ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(hub.listening());
+
+  auto since = hub.generation();
+  db.transact([](Transaction& tx) { notify(tx, "podium_logs", "run_1"); });
+  ASSERT_TRUE(hub.wait_any("podium_logs", since, 5s));
+  EXPECT_FALSE(hub.fired_any("podium_auth", since)) << "another channel's notification counted";
+  db.transact([](Transaction& tx) { notify(tx, "podium_auth"); });
+  ASSERT_TRUE(hub.wait_any("podium_auth", since, 5s));
+  EXPECT_TRUE(hub.fired_any("podium_auth", since));
+
+  // The connection dies: notifications sent meanwhile are lost, so the reconnect counts as a
+  // change on every channel, and listening() is true again only after it was published.
+  since = hub.generation();
+  testing::admin_exec(
+      scratch.conninfo(),
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+      " WHERE application_name = 'podium-listener' AND datname = current_database()");
+  for (int i = 0; i < 250 && !hub.fired_any("podium_auth", since); ++i)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(hub.fired_any("podium_auth", since)) << "the reconnect was not published";
+  for (int i = 0; i < 250 && !hub.listening(); ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(hub.listening());
+  hub.stop();
+  EXPECT_TRUE(hub.fired_any("podium_auth", hub.generation())) << "a stopped hub hears nothing";
+}
+
 }  // namespace
 }  // namespace podium::db
