@@ -487,10 +487,17 @@ TEST_F(AgentFixture, RegistersAgainWhenTheServerForgotTheWorker) {
 // prints and delivers them under the new registration: none is dropped.
 TEST_F(AgentFixture, RegistersAgainWhenTheServerRefusesItsCredentialAndLosesNoLine) {
   start();
-  server.assign(start_message(
-      "att_8", {"/bin/sh", "-c", "echo before; sleep 1; echo during; exec sleep 1000"}, 1));
+  // The second line waits for the test, not for a time: on a busy machine a timed pause let both
+  // lines arrive in one batch before the credential was refused (seen in CI).
+  const auto go = dir.path() / "go";
+  server.assign(start_message("att_8",
+                              {"/bin/sh", "-c",
+                               "echo before; while [ ! -e '" + go.string() +
+                                   "' ]; do sleep 0.02; done; echo during; exec sleep 1000"},
+                              1));
   ASSERT_TRUE(eventually([&] { return server.lines("att_8").size() == 1; }));
   server.refuse_credential();
+  std::ofstream(go) << "go\n";
   ASSERT_TRUE(eventually([&] { return server.registrations().size() >= 2; }));
   ASSERT_TRUE(eventually([&] { return server.lines("att_8").size() == 2; }));
   EXPECT_THAT(server.lines("att_8"), ::testing::ElementsAre("before", "during"));
