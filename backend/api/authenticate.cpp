@@ -52,10 +52,10 @@ std::optional<http::Principal> authenticate(ApiContext& ctx, const http::Request
       p.attempt_id = r.at(0, "id");
       return p;
     }
-    // Attach tokens (pda_) and cluster worker tokens (pdw_) are not cached: an attach token dies
+    // Attach tokens (above) and cluster worker tokens (pdw_) are not cached: an attach token dies
     // with its attempt, which many paths end, and a worker token is used once per registration.
     const std::string cache_key = "bearer:" + hash;
-    const bool cacheable = token.rfind("pda_", 0) != 0 && token.rfind("pdw_", 0) != 0;
+    const bool cacheable = token.rfind("pdw_", 0) != 0;
     http::CredentialCache::Ticket ticket;
     if (ctx.credentials && cacheable) {
       ticket = ctx.credentials->ticket();
