@@ -427,10 +427,16 @@ AcceleratorParse parse_topology(const CatalogEntry& e, const std::string& text,
   if (dims && dims->size() == 3) {
     std::vector<int> sorted = *dims;
     std::sort(sorted.begin(), sorted.end());
-    long long chips = 1LL * (*dims)[0] * (*dims)[1] * (*dims)[2];
-    if (chips > e.max_chips)
-      message += " (" + std::to_string(chips) + " chips is more than the largest " + f.name +
-                 " slice, " + std::to_string(e.max_chips) + " chips)";
+    // Three ints can overflow even a long long (found by the fuzzer: 47947877x5167478x677777777);
+    // past the largest slice the exact count does not matter.
+    long long chips = 1;
+    bool overflow = false;
+    for (int d : *dims)
+      overflow = overflow || __builtin_mul_overflow(chips, static_cast<long long>(d), &chips);
+    if (overflow || chips > e.max_chips)
+      message += " (" + (overflow ? std::string("that many") : std::to_string(chips)) +
+                 " chips is more than the largest " + f.name + " slice, " +
+                 std::to_string(e.max_chips) + " chips)";
     else if (sorted != *dims && valid_3d_shape(sorted, e.max_chips))
       message += " (did you mean " + f.name + "-" + join_dims(sorted) + "?)";
   }

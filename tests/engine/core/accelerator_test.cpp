@@ -222,6 +222,19 @@ TEST(AcceleratorTest, ValidTopologiesPerFamily) {
   EXPECT_TRUE(valid_topologies("nope").empty());
 }
 
+TEST(AcceleratorTest, AThreeDimensionalShapeTooLargeToCountIsAClearError) {
+  // Found by accelerator_mesh_fuzzer: the product of three such sizes overflows a long long
+  // (undefined behaviour under UBSan; a wrapped, meaningless count in the message otherwise).
+  const auto e = parse_error("tpu7x-47947877x5167478x677777777");
+  EXPECT_NE(e.message.find("that many chips is more than the largest tpu7x slice"),
+            std::string::npos)
+      << e.message;
+  const auto fits = parse_error("tpu7x-64x64x64");
+  EXPECT_NE(fits.message.find("262144 chips is more than the largest tpu7x slice"),
+            std::string::npos)
+      << fits.message;
+}
+
 TEST(AcceleratorTest, SliceWithChips) {
   auto t = slice_with_chips("tpu7x", 32);
   ASSERT_TRUE(t.has_value());
