@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/core/accelerator.h"
+#include "engine/core/mesh.h"
 #include "engine/core/planner.h"
 
 namespace {
@@ -88,6 +90,28 @@ void BM_MakePlan_Tpu7x64_Almodel(benchmark::State& state) {
   run_plan(state, tpu7x_plan(), true);
 }
 BENCHMARK(BM_MakePlan_Tpu7x64_Almodel);
+
+// The slowest request the accelerator_mesh fuzzer keeps in its corpus: 784,784 devices (many
+// divisors) with odd explicit sizes on six ICI and four DCN axes over two slices, so the search
+// for alternatives spends its whole kMaxTries budget (engine/core/mesh.cpp). What an unmappable
+// plan can cost a handler thread at most.
+void BM_MeshAlternatives_WorstCase_Cpu784784(benchmark::State& state) {
+  const auto parsed = podium::core::parse_accelerator("cpu-784784");
+  podium::core::MeshRequest req = podium::core::mesh_request_for(*parsed.type, 1);
+  req.num_slices = 2;
+  req.ici = {{"data", 17},    {"fsdp", 65},  {"diloco", 6},
+             {"pipeline", 3}, {"tensor", 5}, {"fsdp_transpose", 3}};
+  req.dcn = {{"pipeline", 3}, {"tensor", 5578}, {"data", 6}, {"fsdp", 145}};
+  if (podium::core::check_mesh(req).ok) {
+    state.SkipWithError("the request maps; this benchmark measures the search");
+    return;
+  }
+  for (auto _ : state) {
+    auto alternatives = podium::core::propose_mesh_alternatives(req);  // as make_plan asks
+    benchmark::DoNotOptimize(alternatives);
+  }
+}
+BENCHMARK(BM_MeshAlternatives_WorstCase_Cpu784784)->Unit(benchmark::kMillisecond);
 
 // Plan plus its JSON text: what POST /api/v1/plan does per request.
 void BM_MakePlanAndSerialize_Tpu7x64_Almodel(benchmark::State& state) {

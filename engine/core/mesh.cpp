@@ -674,10 +674,14 @@ std::vector<Candidate> enumerate(const std::vector<long long>& base,
       };
       assign(0, target / fixed);
     }
-    std::sort(level.begin(), level.end(), candidate_less);
-    for (auto& c : level) results.push_back(std::move(c));
+    // Only the best few of a level are kept, and a level can hold up to kMaxTries candidates:
+    // ranking just those (candidate_less is a total order here, since no two candidates of one
+    // level have the same values) costs n log(kept) comparisons instead of n log n.
+    const size_t keep = std::min(level.size(), max_count - results.size());
+    std::partial_sort(level.begin(), level.begin() + static_cast<std::ptrdiff_t>(keep), level.end(),
+                      candidate_less);
+    for (size_t i = 0; i < keep; ++i) results.push_back(std::move(level[i]));
   }
-  if (results.size() > max_count) results.resize(max_count);
   return results;
 }
 
