@@ -604,6 +604,46 @@ std::vector<long long> divisors(long long n) {
   return out;
 }
 
+// The arithmetic of one search, whose candidate values all divide its target: the prime-factor
+// count of such a value (and of its gcd with the user's value) takes a division per prime factor
+// of the target instead of a trial division up to its square root, and the divisors of each
+// remaining product are listed once, not at every node of the search that reaches it. Both were
+// most of the search's time (perf, planner_bench's worst case).
+class TargetFactors {
+ public:
+  explicit TargetFactors(long long target) {
+    for (long long p = 2; p * p <= target; ++p)
+      if (target % p == 0) {
+        primes_.push_back(p);
+        while (target % p == 0) target /= p;
+      }
+    if (target > 1) primes_.push_back(target);
+  }
+
+  // Same answer as omega(n) for every n; fast when n divides the target.
+  int prime_count(long long n) const {
+    if (n < 2) return omega(n);
+    int count = 0;
+    for (long long p : primes_)
+      while (n % p == 0) {
+        n /= p;
+        ++count;
+      }
+    return n == 1 ? count : count + omega(n);
+  }
+
+  // A reference into a node-based map: stays valid while deeper calls add entries.
+  const std::vector<long long>& divisors_of(long long n) {
+    auto it = divisors_.find(n);
+    if (it == divisors_.end()) it = divisors_.emplace(n, divisors(n)).first;
+    return it->second;
+  }
+
+ private:
+  std::vector<long long> primes_;
+  std::map<long long, std::vector<long long>> divisors_;
+};
+
 // Upper bound on the vectors tried, so a pathological request cannot stall the planner. Real
 // shapes try few (v5p-8192 or tpu7x-12288 with three to five axes: 4-110 us in a Release build);
 // a device count with many divisors and odd axes (the fuzzer's cpu-784784 over four slices)
@@ -623,6 +663,10 @@ std::vector<Candidate> enumerate(const std::vector<long long>& base,
   std::vector<size_t> explicit_vary;
   for (size_t i : vary)
     if (base[i] != -1) explicit_vary.push_back(i);
+  TargetFactors factors(target);
+  std::vector<int> base_omega(base.size(), 0);
+  for (size_t i = 0; i < base.size(); ++i)
+    if (base[i] >= 1) base_omega[i] = omega(base[i]);
   std::vector<Candidate> results;
   long long tries = 0;
   const size_t max_k = explicit_vary.size();
@@ -655,18 +699,20 @@ std::vector<Candidate> enumerate(const std::vector<long long>& base,
           c.values = values;
           c.changed = static_cast<int>(changed_count);
           for (size_t i = 0; i < base.size(); ++i) {
-            if (base[i] == 1 && values[i] != 1) ++c.activated;
+            if (values[i] == base[i]) continue;  // an unchanged axis counts nothing below
+            if (base[i] == 1) ++c.activated;
             if (base[i] > 1 && values[i] == 1) ++c.deactivated;
-            if (base[i] >= 1 && values[i] != base[i]) c.changed_axes.push_back(i);
             if (base[i] >= 1) {
+              c.changed_axes.push_back(i);
               const long long g = std::gcd(base[i], values[i]);
-              c.distance += omega(base[i]) + omega(values[i]) - 2 * omega(g);
+              c.distance +=
+                  base_omega[i] + factors.prime_count(values[i]) - 2 * factors.prime_count(g);
             }
           }
           level.push_back(std::move(c));
           return;
         }
-        for (long long d : divisors(remaining)) {
+        for (long long d : factors.divisors_of(remaining)) {
           if (counted && d == base[axis]) continue;
           values[axis] = d;
           assign(pos + 1, remaining / d);
