@@ -1,5 +1,4 @@
 // Runs: submission (validated and planned), listing with filters, state changes, history.
-#include <algorithm>
 
 #include "backend/api/api_context.h"
 #include "backend/api/compile_check.h"
@@ -18,9 +17,6 @@ namespace podium::api {
 
 namespace {
 
-const std::vector<std::string> kStates = {"queued",     "starting",  "running", "recovering",
-                                          "cancelling", "succeeded", "failed",  "cancelled"};
-
 // Members manage only their own runs; admins manage all.
 void require_owner(const http::RequestContext& rc, const db::Result& r) {
   if (rc.principal->is_admin()) return;
@@ -35,7 +31,7 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
     auto page = read_page(rc, ctx.cursor_key);
     const auto& q = rc.request;
     auto state = q.query_param("state");
-    if (state && std::find(kStates.begin(), kStates.end(), *state) == kStates.end())
+    if (state && !sched::parse_run_state(*state))
       throw http::bad_request("unknown state '" + *state + "'", {{"state", "must be a run state"}});
     auto param = [&](const char* k) {
       return q.query_param(k) ? db::Param(*q.query_param(k)) : db::Param();
