@@ -1,6 +1,7 @@
 // The one typed client of the Podium REST API. Same origin: the session cookie authenticates.
 import type {
-  ApiToken, Attempt, Checkpoint, Cluster, CompareResult, Dataset, LogLine, Me, Metrics, Model,
+  ApiToken, Attempt, Checkpoint, Cluster, ClusterCreate, ClusterPatch, CompareResult, Dataset,
+  LogLine, Me, Metrics, Model,
   Page, Plan, Problem, ProvisioningOption, Run, RunEvent, Summary, Worker,
 } from './types';
 
@@ -62,8 +63,9 @@ export class Api {
     return data as T;
   }
 
-  login(credentials: { token: string } | { username: string; password: string }) {
-    return this.request<Me>('POST', '/auth/login', credentials);
+  /** The server answers `{"user": Me}`: the caller gets the user itself. */
+  async login(credentials: { token: string } | { username: string; password: string }): Promise<Me> {
+    return (await this.request<{ user: Me }>('POST', '/auth/login', credentials)).user;
   }
   logout() { return this.request<void>('POST', '/auth/logout', {}); }
   me() { return this.request<Me>('GET', '/auth/me'); }
@@ -97,6 +99,10 @@ export class Api {
 
   clusters() { return this.request<Page<Cluster>>('GET', '/clusters?limit=500'); }
   cluster(name: string) { return this.request<Cluster>('GET', `/clusters/${seg(name)}`); }
+  createCluster(body: ClusterCreate) { return this.request<Cluster>('POST', '/clusters', body); }
+  updateCluster(name: string, patch: ClusterPatch) { return this.request<Cluster>('PATCH', `/clusters/${seg(name)}`, patch); }
+  /** 409 while any run, in any state, refers to the cluster. */
+  deleteCluster(name: string) { return this.request<void>('DELETE', `/clusters/${seg(name)}`); }
   workers(name: string) { return this.request<Page<Worker>>('GET', `/clusters/${seg(name)}/workers`); }
   provisioning(name: string) {
     return this.request<{ options: ProvisioningOption[] }>('GET', `/clusters/${seg(name)}/provisioning`);

@@ -13,6 +13,7 @@ import { ClusterPage, Clusters } from './pages/Clusters';
 import { Import } from './pages/Import';
 import { Tokens } from './pages/Tokens';
 import { Datasets } from './pages/Datasets';
+import { MeContext } from './session';
 import type { Me } from './types';
 import './styles.css';
 
@@ -72,7 +73,7 @@ function App() {
         <span class="muted small">{me.username} ({me.role})</span>
         <button type="button" class="small" onClick={signOut}>Sign out</button>
       </nav>
-      <div id="content"><Page path={loc.path} search={loc.search} /></div>
+      <div id="content"><MeContext.Provider value={me}><Page path={loc.path} search={loc.search} /></MeContext.Provider></div>
     </div>
   );
 }

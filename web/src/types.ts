@@ -98,11 +98,29 @@ export interface Accelerator {
   devices_per_slice: number; hosts_per_slice: number; physical_mesh: number[];
   peak_tflops_per_device: number; hbm_gib_per_device: number;
 }
+export type Capacity = 'spot' | 'on-demand' | 'reservation' | 'flex';
+export type PolicyRole = 'admin' | 'member';
+/** Who may decide what runs on a cluster's hosts; the server answers with every key filled in. */
+export interface LaunchPolicy { command_roles: PolicyRole[]; entrypoints: string[]; code_bundle_roles: PolicyRole[] }
 export interface Cluster {
   id: string; name: string; accelerator: Accelerator; num_slices: number; capacity: string;
   zone: string; price_per_chip_hour: number | null; labels: Record<string, string>;
   hosts: { expected: number; registered: number; healthy: number }; created_at: string;
+  updated_at?: string; project?: string; reservation?: string; network?: string;
   executor?: { kind: 'agent' | 'slurm' | 'kubernetes'; [key: string]: unknown };
+  launch_policy?: LaunchPolicy;
+}
+/** POST /clusters (the executor stays the default, Podium's agents). */
+export interface ClusterCreate {
+  name: string; accelerator: string; num_slices?: number; capacity?: Capacity; zone?: string;
+  project?: string; reservation?: string; network?: string; price_per_chip_hour?: number | null;
+  labels?: Record<string, string>;
+}
+/** PATCH /clusters/{name}: absent keys stay; null price clears it; labels and launch_policy replace. */
+export interface ClusterPatch {
+  num_slices?: number; capacity?: Capacity; zone?: string; project?: string; reservation?: string;
+  network?: string; price_per_chip_hour?: number | null; labels?: Record<string, string>;
+  launch_policy?: LaunchPolicy;
 }
 export interface Worker {
   id: string; slice: number; host: number; hostname: string; address: string; devices: number;

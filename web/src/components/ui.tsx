@@ -24,6 +24,12 @@ export function ErrorBox({ error }: { error: unknown }) {
   );
 }
 
+/** The form's own complaints about one field, beside it. */
+export function FieldMessage({ errors, field }: { errors: { field: string; message: string }[]; field: string }) {
+  const mine = errors.filter((e) => e.field === field);
+  return mine.length ? <small class="bad">{mine.map((e) => e.message).join('; ')}</small> : null;
+}
+
 export function Empty({ children }: { children: ComponentChildren }) {
   return <div class="empty">{children}</div>;
 }

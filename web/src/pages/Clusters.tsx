@@ -1,16 +1,27 @@
-// /clusters and /clusters/{name}: capacity, price, the slices × hosts grid, provisioning.
+// /clusters and /clusters/{name}: capacity, price, the slices × hosts grid, provisioning; for
+// admins the new-cluster form, the settings and launch policy editors, and Delete.
+import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { CopyButton, Empty, ErrorBox, Loading, usePoll } from '../components/ui';
 import { ago, count, executorLabel, money } from '../format';
+import { canManageClusters } from '../clusterForm';
+import { useMe } from '../session';
 import type { Worker } from '../types';
+import { NewClusterForm } from './NewCluster';
+import { ClusterSettings, DeleteCluster } from './ClusterSettings';
 
 export function Clusters() {
   const q = usePoll(() => api.clusters(), [], 10000);
+  const admin = canManageClusters(useMe());
+  const [creating, setCreating] = useState(false);
   return (
     <main>
-      <header class="page-head"><h1>Clusters</h1></header>
+      <header class="page-head"><h1>Clusters</h1>
+        {admin && !creating && <button type="button" class="primary" onClick={() => setCreating(true)}>New cluster</button>}
+      </header>
+      {creating && <NewClusterForm onCancel={() => setCreating(false)} />}
       <ErrorBox error={q.error} />
-      {!q.data ? <Loading /> : q.data.items.length === 0 ? <Empty>No clusters yet. Create one with <code>podium clusters create</code> or <code>POST /api/v1/clusters</code>.</Empty> : (
+      {!q.data ? <Loading /> : q.data.items.length === 0 ? <Empty>No clusters yet. {admin ? <>Press <em>New cluster</em>, or use</> : 'An admin creates one with'} <code>podium clusters create</code> or <code>POST /api/v1/clusters</code>.</Empty> : (
         <table class="data">
           <thead><tr><th>Name</th><th>Accelerator</th><th class="num">Slices</th><th class="num">Chips</th><th class="num">Hosts healthy / expected</th><th>Capacity</th><th>Zone</th><th class="num">$/chip-hour</th></tr></thead>
           <tbody>{q.data.items.map((c) => (
@@ -53,7 +64,8 @@ export function ClusterPage({ name }: { name: string }) {
   const active = (runs.data?.items ?? []).filter((r) => ['starting', 'running', 'recovering', 'cancelling'].includes(r.state));
   return (
     <main>
-      <header class="page-head"><div><h1>{c.name}</h1><p class="muted">{c.accelerator.type}{c.accelerator.topology ? ` (${c.accelerator.topology})` : ''} × {c.num_slices} slices · {c.capacity} · {c.zone || 'no zone'} · {executorLabel(c)}</p></div></header>
+      <header class="page-head"><div><h1>{c.name}</h1><p class="muted">{c.accelerator.type}{c.accelerator.topology ? ` (${c.accelerator.topology})` : ''} × {c.num_slices} slices · {c.capacity} · {c.zone || 'no zone'} · {executorLabel(c)}</p></div>
+        <DeleteCluster name={c.name} /></header>
       <section class="cards">
         <div class="card"><span class="label">Chips</span><strong>{count(c.accelerator.chips_per_slice * c.num_slices)}</strong></div>
         <div class="card"><span class="label">Devices</span><strong>{count(c.accelerator.devices_per_slice * c.num_slices)}</strong></div>
@@ -87,6 +99,7 @@ export function ClusterPage({ name }: { name: string }) {
           ))}
         </div>
       </section>
+      <ClusterSettings key={c.id} cluster={c} onSaved={(u) => { cq.setData(u); pq.reload(); }} />
       <section>
         <h2>Provisioning</h2>
         <ErrorBox error={pq.error} />

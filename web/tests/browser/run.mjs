@@ -222,10 +222,178 @@ try {
     await shot('tokens');
   });
 
+  // The server's own answer to a body, for comparing with what the page shows (never stored:
+  // every body sent this way is one the server refuses).
+  const refusal = async (method, path, body) => {
+    const res = await fetch(podium.base + path, { method, headers: { Authorization: `Bearer ${podium.token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    assert(!res.ok, `${method} ${path} ${JSON.stringify(body)} should be refused, got ${res.status}`);
+    return { status: res.status, ...(await res.json()) };
+  };
+  const patches = [];
+  page.on('request', (r) => { if (r.method() === 'PATCH' && r.url().includes('/api/v1/clusters/')) patches.push(JSON.parse(r.postData() || '{}')); });
+  const lastPatch = async (n) => {
+    for (let i = 0; i < 50 && patches.length < n; i++) await page.waitForTimeout(100);
+    assert(patches.length === n, `expected ${n} PATCH requests, saw ${patches.length}`);
+    return patches[n - 1];
+  };
+
+  await test('an admin creates a cluster through the form and lands on its page', async () => {
+    await page.goto(`${podium.base}/clusters`);
+    await page.click('button:has-text("New cluster")');
+    await page.waitForSelector('[data-test=cluster-form]');
+    const form = '[data-test=cluster-form]';
+    await page.fill(`${form} input[name=name]`, 'web-v5p');
+    await page.fill(`${form} input[name=accelerator]`, 'v5p-2x2x2');
+    await page.fill(`${form} input[name=num_slices]`, '2');
+    await page.selectOption(`${form} select[name=capacity]`, 'spot');
+    await page.fill(`${form} input[name=zone]`, 'us-east5-a');
+    await page.fill(`${form} input[name=price_per_chip_hour]`, '4.2');
+    await page.fill(`${form} textarea[name=labels]`, 'team=llm\npool=v5p');
+    await shot('cluster-new');
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForURL(/\/clusters\/web-v5p$/);
+    await page.waitForSelector('main h1:has-text("web-v5p")');
+    const c = await podium.call('GET', '/api/v1/clusters/web-v5p');
+    assert(c.accelerator.family === 'v5p' && c.accelerator.topology === '2x2x2', `accelerator ${JSON.stringify(c.accelerator)}`);
+    assert(c.num_slices === 2 && c.capacity === 'spot' && c.zone === 'us-east5-a' && c.price_per_chip_hour === 4.2, `stored ${JSON.stringify(c)}`);
+    assert(c.labels.team === 'llm' && c.labels.pool === 'v5p' && Object.keys(c.labels).length === 2, `labels ${JSON.stringify(c.labels)}`);
+    assert(c.executor.kind === 'agent', 'the default executor');
+    assert(await page.inputValue('[data-test=cluster-settings] input[name=price_per_chip_hour]') === '4.2', 'the settings form shows the price');
+    assert((await page.textContent('.page-head')).includes('× 2 slices'), 'the header shows the slices');
+  });
+
+  await test('a value the server refuses shows its error beside the form and creates nothing', async () => {
+    const before = (await podium.call('GET', '/api/v1/clusters')).items.length;
+    await page.goto(`${podium.base}/clusters`);
+    await page.click('button:has-text("New cluster")');
+    const form = '[data-test=cluster-form]';
+    for (const bad of [{ accelerator: 'tpu9-7', num_slices: '1' }, { accelerator: 'cpu-2', num_slices: '0' }]) {
+      await page.fill(`${form} input[name=name]`, 'web-bad');
+      await page.fill(`${form} input[name=accelerator]`, bad.accelerator);
+      await page.fill(`${form} input[name=num_slices]`, bad.num_slices);
+      await page.click(`${form} button[type=submit]`);
+      const server = await refusal('POST', '/api/v1/clusters', { name: 'web-bad', accelerator: bad.accelerator, num_slices: Number(bad.num_slices), capacity: 'on-demand', labels: {} });
+      assert(server.detail, `the server explains ${JSON.stringify(server)}`);
+      await page.waitForFunction(({ sel, detail }) => document.querySelector(sel)?.textContent?.includes(detail), { sel: `${form} .error-box`, detail: server.detail });
+      const shown = await page.textContent(`${form} .error-box`);
+      assert(shown.includes(String(server.status)), `the status ${server.status} is shown: ${shown}`);
+      for (const f of server.errors ?? []) assert(shown.includes(f.field) && shown.includes(f.message), `field error ${f.field}: ${f.message} shown in ${shown}`);
+      assert(new URL(page.url()).pathname === '/clusters', 'stays on the form');
+      if (bad.accelerator === 'tpu9-7') await shot('cluster-new-refused');
+    }
+    const after = await podium.call('GET', '/api/v1/clusters');
+    assert(after.items.length === before && !after.items.some((c) => c.name === 'web-bad'), 'no cluster was created');
+  });
+
+  await test('an admin changes the price and a label; only they are sent and they persist', async () => {
+    await page.goto(`${podium.base}/clusters/web-v5p`);
+    const settings = '[data-test=cluster-settings]';
+    await page.waitForSelector(`${settings} input[name=price_per_chip_hour]`);
+    await page.fill(`${settings} input[name=price_per_chip_hour]`, '5.75');
+    await page.fill(`${settings} textarea[name=labels]`, 'team=research\npool=v5p');
+    const n = patches.length;
+    await page.click(`${settings} button:has-text("Save settings")`);
+    await page.waitForSelector(`${settings} [role=status]:has-text("Saved")`);
+    const sent = await lastPatch(n + 1);
+    assert(JSON.stringify(Object.keys(sent).sort()) === '["labels","price_per_chip_hour"]', `PATCH carried only the changes: ${JSON.stringify(sent)}`);
+    const c = await podium.call('GET', '/api/v1/clusters/web-v5p');
+    assert(c.price_per_chip_hour === 5.75 && c.labels.team === 'research' && c.labels.pool === 'v5p', `stored ${JSON.stringify(c)}`);
+    await page.reload();
+    await page.waitForSelector(`${settings} input[name=price_per_chip_hour]`);
+    assert(await page.inputValue(`${settings} input[name=price_per_chip_hour]`) === '5.75', 'the price after a reload');
+    assert((await page.inputValue(`${settings} textarea[name=labels]`)).split('\n').includes('team=research'), 'the label after a reload');
+    assert((await page.textContent('.cards')).includes('$5.75/chip-h'), 'the price card follows');
+    // An emptied price is null: the price is cleared.
+    await page.fill(`${settings} input[name=price_per_chip_hour]`, '');
+    await page.click(`${settings} button:has-text("Save settings")`);
+    await page.waitForSelector(`${settings} [role=status]:has-text("Saved")`);
+    assert(JSON.stringify(await lastPatch(n + 2)) === '{"price_per_chip_hour":null}', 'an emptied price is sent as null');
+    assert((await podium.call('GET', '/api/v1/clusters/web-v5p')).price_per_chip_hour === null, 'the price is cleared');
+    // A slice count the server refuses: its error is shown, nothing changes.
+    await page.fill(`${settings} input[name=num_slices]`, '0');
+    await page.click(`${settings} button:has-text("Save settings")`);
+    const server = await refusal('PATCH', '/api/v1/clusters/web-v5p', { num_slices: 0 });
+    await page.waitForFunction(({ sel, detail }) => document.querySelector(sel)?.textContent?.includes(detail), { sel: `${settings} .error-box`, detail: server.detail });
+    assert((await podium.call('GET', '/api/v1/clusters/web-v5p')).num_slices === 2, 'the slices are unchanged');
+    await shot('cluster-settings');
+  });
+
+  await test('an admin edits the launch policy and the page shows the policy in force', async () => {
+    await page.goto(`${podium.base}/clusters/web-v5p`);
+    const editor = '[data-test=launch-policy-editor]';
+    await page.waitForSelector(editor);
+    assert((await page.textContent('[data-test=launch-policy] [data-key=command_roles]')).trim() === 'admin', 'the default: only admins run commands');
+    assert(!(await page.isChecked(`${editor} input[name=command_roles][value=member]`)), 'member unticked by default');
+    assert(await page.isChecked(`${editor} input[name=code_bundle_roles][value=member]`), 'members may send code bundles by default');
+    // A line that is neither a module nor an absolute path is refused before anything is sent.
+    await page.fill(`${editor} textarea[name=entrypoints]`, 'train sh');
+    await page.waitForSelector(`${editor} small.bad:has-text("line 1")`);
+    assert(await page.isDisabled(`${editor} button[type=submit]`), 'save is disabled while a line is bad');
+    await page.fill(`${editor} textarea[name=entrypoints]`, '/opt/maxtext/train.sh');
+    await page.check(`${editor} input[name=command_roles][value=member]`);
+    const n = patches.length;
+    await page.click(`${editor} button[type=submit]`);
+    await page.waitForSelector(`${editor} [role=status]:has-text("Saved")`);
+    const sent = await lastPatch(n + 1);
+    assert(JSON.stringify(sent) === JSON.stringify({ launch_policy: { command_roles: ['admin', 'member'], entrypoints: ['/opt/maxtext/train.sh'], code_bundle_roles: ['admin', 'member'] } }), `the whole policy and nothing else: ${JSON.stringify(sent)}`);
+    const c = await podium.call('GET', '/api/v1/clusters/web-v5p');
+    assert(JSON.stringify(c.launch_policy.command_roles) === '["admin","member"]', `command_roles ${JSON.stringify(c.launch_policy)}`);
+    assert(JSON.stringify(c.launch_policy.entrypoints) === '["/opt/maxtext/train.sh"]', `entrypoints ${JSON.stringify(c.launch_policy)}`);
+    assert(JSON.stringify(c.launch_policy.code_bundle_roles) === '["admin","member"]', `code_bundle_roles ${JSON.stringify(c.launch_policy)}`);
+    assert((await page.textContent('[data-test=launch-policy] [data-key=command_roles]')).trim() === 'admin, member', 'the policy in force shows members');
+    assert((await page.textContent('[data-test=launch-policy] [data-key=entrypoints]')).includes('/opt/maxtext/train.sh'), 'the policy in force shows the entrypoint');
+    await page.reload();
+    await page.waitForSelector(editor);
+    assert(await page.isChecked(`${editor} input[name=command_roles][value=member]`), 'member ticked after a reload');
+    assert(await page.inputValue(`${editor} textarea[name=entrypoints]`) === '/opt/maxtext/train.sh', 'the entrypoint after a reload');
+    await shot('cluster-launch-policy');
+  });
+
+  await test('delete is refused while runs refer to a cluster and done otherwise', async () => {
+    const dialogs = [];
+    const onDialog = (d) => dialogs.push(d.message());
+    page.on('dialog', onDialog);
+    try {
+      await page.goto(`${podium.base}/clusters/web`);
+      await page.click('[data-test=delete-cluster]');
+      await page.waitForSelector('.page-head .error-box');
+      assert((await page.textContent('.page-head .error-box')).includes('409'), 'a 409 for a cluster with runs');
+      assert(dialogs[0]?.includes('refers to it'), `the confirmation says what happens to runs: ${dialogs[0]}`);
+      assert((await podium.call('GET', '/api/v1/clusters/web')).name === 'web', 'the cluster is still there');
+      await page.goto(`${podium.base}/clusters/web-v5p`);
+      await page.click('[data-test=delete-cluster]');
+      await page.waitForURL(/\/clusters$/);
+      const res = await fetch(`${podium.base}/api/v1/clusters/web-v5p`, { headers: { Authorization: `Bearer ${podium.token}` } });
+      assert(res.status === 404, `deleted: ${res.status}`);
+    } finally {
+      page.off('dialog', onDialog);
+    }
+  });
+
   await test('sign out ends the session', async () => {
     await page.click('button:has-text("Sign out")');
     await page.waitForSelector('[data-test=login-token]');
     await page.goto(`${podium.base}/runs`);
+    await page.waitForSelector('[data-test=login-token]');
+  });
+
+  await test('a member sees clusters read-only: no new-cluster form, settings or policy editors, no delete', async () => {
+    const member = await podium.call('POST', '/api/v1/users', { username: 'web-member', role: 'member' });
+    await page.fill('[data-test=login-token]', member.token);
+    await page.click('[data-test=login-submit]');
+    await page.waitForURL(/\/runs$/);
+    await page.goto(`${podium.base}/clusters`);
+    await page.waitForSelector('table.data');
+    assert((await page.locator('button:has-text("New cluster")').count()) === 0, 'no New cluster button');
+    await page.goto(`${podium.base}/clusters/web`);
+    await page.waitForSelector('[data-test=launch-policy]');
+    assert((await page.locator('[data-test=launch-policy-editor]').count()) === 0, 'no launch policy editor');
+    assert((await page.locator('[data-test=cluster-settings] input, [data-test=cluster-settings] textarea').count()) === 0, 'settings are read-only');
+    assert((await page.textContent('[data-test=cluster-settings]')).includes('$0.50'), 'the settings show the price');
+    assert((await page.locator('[data-test=delete-cluster]').count()) === 0, 'no Delete button');
+    assert((await page.textContent('[data-test=launch-policy] [data-key=command_roles]')).trim() === 'admin', 'the policy in force, read-only');
+    await shot('cluster-member');
+    await page.click('button:has-text("Sign out")');
     await page.waitForSelector('[data-test=login-token]');
   });
 

@@ -60,6 +60,25 @@ describe('Api', () => {
     expect(api.logStreamUrl('r1', { rank: 0 })).toBe('/api/v1/runs/r1/logs/stream?rank=0');
   });
 
+  it('signs in as the user the server names in {"user": ...}', async () => {
+    const me = { kind: 'user', id: 'usr_1', username: 'ada', role: 'admin' };
+    expect(await new Api(fakeFetch(200, { user: me })).login({ token: 't' })).toEqual(me);
+  });
+
+  it('creates, changes and deletes clusters by name', async () => {
+    const seen: { url?: string; init?: RequestInit }[] = [];
+    const api = new Api(fakeFetch(200, { name: 'a b' }, seen));
+    await api.createCluster({ name: 'v7', accelerator: 'tpu7x-64' });
+    await api.updateCluster('a b', { price_per_chip_hour: null });
+    expect(seen.map((s) => `${s.init?.method} ${s.url} ${s.init?.body ?? ''}`)).toEqual([
+      'POST /api/v1/clusters {"name":"v7","accelerator":"tpu7x-64"}',
+      'PATCH /api/v1/clusters/a%20b {"price_per_chip_hour":null}',
+    ]);
+    const del: { url?: string; init?: RequestInit }[] = [];
+    await new Api(fakeFetch(204, undefined, del)).deleteCluster('v7');
+    expect(`${del[0].init?.method} ${del[0].url}`).toBe('DELETE /api/v1/clusters/v7');
+  });
+
   it('answers undefined for 204', async () => {
     expect(await new Api(fakeFetch(204, undefined)).revokeToken('t')).toBeUndefined();
   });
