@@ -11,6 +11,9 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 2> kRoles = {"admin", "member"};
+// A policy is read on every run submission to its cluster and shown on the cluster's page: a
+// list the size of a request body would cost every submission and say nothing useful.
+constexpr size_t kMaxEntrypoints = 64;
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
@@ -121,7 +124,12 @@ LaunchPolicyParse parse_launch_policy(const json& j) {
     } else if (key == "code_bundle_roles") {
       if (auto v = read_list(value, field, out.errors, invalid_role)) p.code_bundle_roles = *v;
     } else if (key == "entrypoints") {
-      if (auto v = read_list(value, field, out.errors, invalid_entrypoint)) p.entrypoints = *v;
+      if (value.is_array() && value.size() > kMaxEntrypoints)
+        out.errors.push_back({field, "at most " + std::to_string(kMaxEntrypoints) +
+                                         " entrypoints (" + std::to_string(value.size()) +
+                                         " given)"});
+      else if (auto v = read_list(value, field, out.errors, invalid_entrypoint))
+        p.entrypoints = *v;
     } else {
       out.errors.push_back(
           {field, "unknown key (known: command_roles, entrypoints, code_bundle_roles)"});

@@ -106,6 +106,18 @@ TEST(LaunchPolicy, BadPoliciesNameEveryField) {
   EXPECT_FALSE(parse_launch_policy({{"entrypoints", {"/opt/x/"}}}).policy);
 }
 
+TEST(LaunchPolicy, AtMost64Entrypoints) {
+  json list = json::array();
+  for (int i = 0; i < 64; ++i) list.push_back("/opt/train" + std::to_string(i) + ".sh");
+  ASSERT_TRUE(parse_launch_policy({{"entrypoints", list}}).policy);
+  list.push_back("/opt/one-more.sh");
+  const auto r = parse_launch_policy({{"entrypoints", list}});
+  EXPECT_FALSE(r.policy);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].field, "launch_policy.entrypoints");
+  EXPECT_EQ(r.errors[0].message, "at most 64 entrypoints (65 given)");
+}
+
 TEST(LaunchPolicy, RoundTripsThroughJson) {
   const LaunchPolicy p = policy_from({{"command_roles", {"admin", "member"}},
                                       {"entrypoints", {"MaxText.train"}},
