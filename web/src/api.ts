@@ -1,8 +1,9 @@
 // The one typed client of the Podium REST API. Same origin: the session cookie authenticates.
 import type {
   ApiToken, Attempt, Checkpoint, Cluster, ClusterCreate, ClusterPatch, CompareResult, Dataset,
-  LogLine, Me, Metrics, Model,
-  Page, Plan, Problem, ProvisioningOption, Run, RunEvent, Summary, Worker,
+  DatasetCreate, LogLine, Me, Metrics, Model,
+  Page, Plan, Problem, ProvisioningOption, Run, RunEvent, Summary, User, UserCreate, UserCreated,
+  UserPatch, Worker, WorkerTokenCreated,
 } from './types';
 
 export class ApiError extends Error {
@@ -107,12 +108,29 @@ export class Api {
   provisioning(name: string) {
     return this.request<{ options: ProvisioningOption[] }>('GET', `/clusters/${seg(name)}/provisioning`);
   }
+  /** Admins only; the secret is in the answer only. */
+  createWorkerToken(cluster: string) {
+    return this.request<WorkerTokenCreated>('POST', `/clusters/${seg(cluster)}/worker-tokens`);
+  }
+  /** 204 again for a token already revoked; 404 when it is not this cluster's. */
+  revokeWorkerToken(cluster: string, id: string) {
+    return this.request<void>('DELETE', `/clusters/${seg(cluster)}/worker-tokens/${seg(id)}`);
+  }
   datasets() { return this.request<Page<Dataset>>('GET', '/datasets?limit=500'); }
+  createDataset(body: DatasetCreate) { return this.request<Dataset>('POST', '/datasets', body); }
+  /** Its creator or an admin; 409 while runs refer to it. The data itself is not touched. */
+  deleteDataset(name: string) { return this.request<void>('DELETE', `/datasets/${seg(name)}`); }
   models() { return this.request<Page<Model>>('GET', '/models'); }
 
   tokens() { return this.request<Page<ApiToken>>('GET', '/tokens'); }
   createToken(name: string) { return this.request<ApiToken>('POST', '/tokens', { name }); }
   revokeToken(id: string) { return this.request<void>('DELETE', `/tokens/${seg(id)}`); }
+
+  /** Admins only (x-podium-access: admin). */
+  users() { return this.request<Page<User>>('GET', '/users?limit=500'); }
+  createUser(body: UserCreate) { return this.request<UserCreated>('POST', '/users', body); }
+  /** 409 when an admin demotes or disables their own account. */
+  updateUser(id: string, patch: UserPatch) { return this.request<User>('PATCH', `/users/${seg(id)}`, patch); }
 }
 
 export const api = new Api();

@@ -3,6 +3,7 @@
 // (ranges, accelerator names, GCP names) and its problem+json is shown as it comes; these
 // functions refuse only text that has no JSON form: a number that is not one, a label line
 // without "=", an entrypoint that is neither a module nor an absolute path.
+import { parseInteger } from './fields';
 import type { FieldError } from './spec';
 import type {
   Capacity, Cluster, ClusterCreate, ClusterPatch, LaunchPolicy, Me, PolicyRole,
@@ -64,15 +65,6 @@ export function parseEntrypoints(text: string, errors: FieldError[] = []): strin
     if (!out.includes(e)) out.push(e);
   });
   return out;
-}
-
-/** "" → undefined (not given); otherwise a whole number or an error. */
-function parseInteger(text: string, field: string, errors: FieldError[]): number | undefined {
-  const t = text.trim();
-  if (t === '') return undefined;
-  const n = Number(t);
-  if (!/^[+-]?\d+$/.test(t) || !Number.isSafeInteger(n)) { errors.push({ field, message: `"${t}" is not a whole number` }); return undefined; }
-  return n;
 }
 
 /** "" → null (no price); otherwise a number or an error. */

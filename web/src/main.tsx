@@ -13,7 +13,9 @@ import { ClusterPage, Clusters } from './pages/Clusters';
 import { Import } from './pages/Import';
 import { Tokens } from './pages/Tokens';
 import { Datasets } from './pages/Datasets';
+import { Users } from './pages/Users';
 import { MeContext } from './session';
+import { canManageUsers } from './userForm';
 import type { Me } from './types';
 import './styles.css';
 
@@ -28,6 +30,7 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === '/datasets') return <Datasets />;
   if (path === '/import') return <Import />;
   if (path === '/tokens') return <Tokens />;
+  if (path === '/users') return <Users />;
   return <main><h1>Not found</h1><p>No page at <code>{path}</code>. <a href="/runs">Runs</a></p></main>;
 }
 
@@ -35,6 +38,8 @@ const NAV = [
   ['/runs', 'Runs'], ['/runs/new', 'New run'], ['/compare', 'Compare'], ['/clusters', 'Clusters'],
   ['/datasets', 'Datasets'], ['/import', 'Import'], ['/tokens', 'Tokens'],
 ] as const;
+/** Shown to admins only (the server answers 403 to anyone else). */
+const ADMIN_NAV = [['/users', 'Users']] as const;
 
 function App() {
   const loc = useLocation();
@@ -66,7 +71,7 @@ function App() {
       <a class="skip" href="#content">Skip to content</a>
       <nav class="top" aria-label="Main">
         <a class="brand" href="/runs">Podium</a>
-        {NAV.map(([href, label]) => (
+        {[...NAV, ...(canManageUsers(me) ? ADMIN_NAV : [])].map(([href, label]) => (
           <a key={href} href={href} aria-current={loc.path === href || (href === '/runs' && /^\/runs\/(?!new)/.test(loc.path)) ? 'page' : undefined}>{label}</a>
         ))}
         <span class="spacer" />

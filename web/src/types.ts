@@ -131,11 +131,30 @@ export interface Worker {
 export interface ProvisioningOption {
   method: string; description: string; commands: string[]; teardown?: string[]; notes?: string[]; missing?: string[];
 }
+export type DatasetFormat = 'jsonl' | 'text' | 'arrayrecord' | 'tfrecord' | 'synthetic';
 export interface Dataset {
   id: string; name: string; uri: string; format: string; records: number | null;
   bytes: number | null; tokens: number | null; created_at: string;
+  tokens_per_record?: number | null;
+  /** The creator's user id: they and admins may delete it. */
+  created_by?: string | null;
+}
+/** POST /datasets; for a local path (file:// or /…) the server counts records and bytes itself. */
+export interface DatasetCreate {
+  name: string; uri: string; format: DatasetFormat; records?: number; bytes?: number; tokens?: number;
+  tokens_per_record?: number;
 }
 export interface Model { name: string; architecture?: string; total_params?: number; active_params_per_token?: number }
+export type Role = 'admin' | 'member' | 'viewer';
+export interface User { id: string; username: string; role: Role; disabled: boolean; created_at: string }
+/** POST /users: without a password the user has API tokens only (no dashboard sign-in). */
+export interface UserCreate { username: string; role: Role; password?: string }
+/** The created user and their first API token (named "initial"), shown once. */
+export interface UserCreated extends User { token: string }
+/** PATCH /users/{id}: absent keys stay. */
+export interface UserPatch { role?: Role; disabled?: boolean; password?: string }
+/** POST /clusters/{id}/worker-tokens: the secret is in this answer only. */
+export interface WorkerTokenCreated { id: string; cluster_id: string; token: string }
 export interface ApiToken { id: string; name: string; created_at: string; last_used_at: string | null; revoked_at: string | null; token?: string }
 
 export interface CompareRow {

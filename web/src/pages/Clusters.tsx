@@ -1,5 +1,5 @@
 // /clusters and /clusters/{name}: capacity, price, the slices × hosts grid, provisioning; for
-// admins the new-cluster form, the settings and launch policy editors, and Delete.
+// admins the new-cluster form, the settings and launch policy editors, worker tokens, and Delete.
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { CopyButton, Empty, ErrorBox, Loading, usePoll } from '../components/ui';
@@ -9,6 +9,7 @@ import { useMe } from '../session';
 import type { Worker } from '../types';
 import { NewClusterForm } from './NewCluster';
 import { ClusterSettings, DeleteCluster } from './ClusterSettings';
+import { WorkerTokens } from './WorkerTokens';
 
 export function Clusters() {
   const q = usePoll(() => api.clusters(), [], 10000);
@@ -100,6 +101,7 @@ export function ClusterPage({ name }: { name: string }) {
         </div>
       </section>
       <ClusterSettings key={c.id} cluster={c} onSaved={(u) => { cq.setData(u); pq.reload(); }} />
+      <WorkerTokens key={`wt-${c.id}`} cluster={c} />
       <section>
         <h2>Provisioning</h2>
         <ErrorBox error={pq.error} />

@@ -2,7 +2,9 @@
 // real podium-worker agents running the reference workload. Screenshots of every page go to
 // web/test-results/ (not committed). Prints "N passed, N failed".
 import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, openSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPodium } from './podium.mjs';
 import { maxtextLog } from './maxtext_logs.mjs';
@@ -32,6 +34,11 @@ page.on('dialog', (d) => d.accept());
 const external = [];
 page.on('request', (r) => { if (!r.url().startsWith(podium.base) && !r.url().startsWith('data:') && !r.url().startsWith('blob:')) external.push(r.url()); });
 
+// Agents a test starts from a command the page shows: stopped by the test, or at the end.
+const joined = [];
+const stopJoined = () => {
+  for (const a of joined.splice(0)) { try { if (a.exitCode === null) process.kill(-a.pid, 'SIGTERM'); } catch { /* gone */ } }
+};
 const shot = (name) => page.screenshot({ path: join(out, `${name}.png`), fullPage: true });
 const state = {};
 const results = [];
@@ -397,12 +404,239 @@ try {
     await page.waitForSelector('[data-test=login-token]');
   });
 
+  // ---- users, datasets and worker tokens (admins and members through the dashboard) ----
+  const signIn = async (token) => {
+    await page.goto(`${podium.base}/login`);
+    await page.fill('[data-test=login-token]', token);
+    await page.click('[data-test=login-submit]');
+    await page.waitForURL(/\/runs$/);
+  };
+  const signOut = async () => {
+    await page.click('button:has-text("Sign out")');
+    await page.waitForSelector('[data-test=login-token]');
+  };
+  // What the server answers a token, or a username and password, now.
+  const statusWithToken = async (token, path = '/api/v1/auth/me', init = {}) =>
+    (await fetch(podium.base + path, { ...init, headers: { Authorization: `Bearer ${token}`, ...(init.body ? { 'Content-Type': 'application/json' } : {}) } })).status;
+  const statusOfLogin = async (username, password) =>
+    (await fetch(`${podium.base}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username, password }) })).status;
+  const fieldMessage = (form, name) => `${form} label:has([name=${name}]) small.bad`;
+  const waitForText = (sel, text) => page.waitForFunction(({ sel, text }) => document.querySelector(sel)?.textContent?.includes(text), { sel, text });
+  const until = async (what, check, ms = 10000) => {
+    const end = Date.now() + ms;
+    for (;;) {
+      if (await check()) return;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await page.waitForTimeout(200);
+    }
+  };
+
+  await test('an admin creates a user on /users; a name the server refuses shows its error by the field', async () => {
+    await signIn(podium.token);
+    await page.click('nav.top a[href="/users"]');
+    await page.waitForSelector('[data-test=users-table] tr[data-user=admin]');
+    await page.click('button:has-text("New user")');
+    const form = '[data-test=user-form]';
+    await page.fill(`${form} input[name=username]`, 'web ada!');
+    await page.click(`${form} button[type=submit]`);
+    const server = await refusal('POST', '/api/v1/users', { username: 'web ada!', role: 'member' });
+    const field = (server.errors ?? []).find((e) => e.field === 'username');
+    assert(field, `the server names the username: ${JSON.stringify(server)}`);
+    await waitForText(fieldMessage(form, 'username'), field.message);
+    assert((await page.textContent(`${form} .error-box`)).includes(String(server.status)), 'the status is shown');
+    // Two different passwords are refused before anything is sent.
+    await page.fill(`${form} input[name=username]`, 'web-ada');
+    await page.selectOption(`${form} select[name=role]`, 'viewer');
+    await page.fill(`${form} input[name=password]`, 'correct-horse-1');
+    await page.fill(`${form} input[name=password_again]`, 'correct-horse-2');
+    await page.waitForSelector(`${fieldMessage(form, 'password_again')}:has-text("does not match")`);
+    assert(await page.isDisabled(`${form} button[type=submit]`), 'create is disabled while the passwords differ');
+    await page.fill(`${form} input[name=password_again]`, 'correct-horse-1');
+    await shot('user-new');
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForSelector('[data-test=user-token]');
+    const token = (await page.textContent('[data-test=user-token]')).trim();
+    assert(token.startsWith('pdm_'), `the first API token is shown: ${token}`);
+    await page.waitForSelector('[data-test=users-table] tr[data-user=web-ada]');
+    assert(await page.inputValue('tr[data-user=web-ada] select[name=role]') === 'viewer', 'the row shows the role');
+    const u = await podium.call('GET', '/api/v1/users/web-ada');
+    assert(u.role === 'viewer' && u.disabled === false, `stored ${JSON.stringify(u)}`);
+    assert(!(await podium.call('GET', '/api/v1/users')).items.some((x) => x.username === 'web ada!'), 'the refused name was not created');
+    assert(await statusWithToken(token) === 200, 'the shown token works');
+    assert(await statusOfLogin('web-ada', 'correct-horse-1') === 200, 'the password signs in');
+    // The admin's own row cannot demote or disable itself (the server would answer 409).
+    assert(await page.isDisabled('tr[data-user=admin] select[name=role]'), 'own role fixed');
+    assert(await page.isDisabled('tr[data-user=admin] [data-test=toggle-disabled]'), 'own account cannot be disabled');
+    state.ada = { id: u.id, token };
+    await shot('users');
+  });
+
+  await test("an admin changes a user's role, disables them (token and password refused), enables them and sets a password", async () => {
+    const { token } = state.ada;
+    await page.goto(`${podium.base}/users`);
+    const row = 'tr[data-user=web-ada]';
+    await page.waitForSelector(row);
+    await page.selectOption(`${row} select[name=role]`, 'member');
+    await until('the role to be member', async () => (await podium.call('GET', '/api/v1/users/web-ada')).role === 'member');
+    await page.reload();
+    await page.waitForSelector(row);
+    assert(await page.inputValue(`${row} select[name=role]`) === 'member', 'the new role after a reload');
+    assert((await (await fetch(`${podium.base}/api/v1/auth/me`, { headers: { Authorization: `Bearer ${token}` } })).json()).role === 'member', 'the token carries the new role');
+
+    await page.click(`${row} [data-test=toggle-disabled]`);
+    await page.waitForSelector(`${row} td[data-key=state]:has-text("disabled")`);
+    assert((await podium.call('GET', '/api/v1/users/web-ada')).disabled === true, 'disabled on the server');
+    assert(await statusWithToken(token) === 401, 'the disabled user\u2019s token is refused');
+    assert(await statusOfLogin('web-ada', 'correct-horse-1') === 401, 'the disabled user\u2019s sign-in is refused');
+    await shot('users-disabled');
+
+    await page.click(`${row} [data-test=toggle-disabled]:has-text("Enable")`);
+    await page.waitForSelector(`${row} td[data-key=state]:has-text("active")`);
+    assert(await statusWithToken(token) === 200, 'enabled again: the token works');
+
+    await page.click(`${row} [data-test=set-password]`);
+    const pw = '[data-test=password-form]';
+    await page.fill(`${pw} input[name=new_password]`, 'battery-staple-3');
+    await page.fill(`${pw} input[name=new_password_again]`, 'battery-staple-3');
+    await page.click(`${pw} button[type=submit]`);
+    await page.waitForSelector(pw, { state: 'detached' });
+    assert(await statusOfLogin('web-ada', 'battery-staple-3') === 200, 'the new password signs in');
+    assert(await statusOfLogin('web-ada', 'correct-horse-1') === 401, 'the old one no longer does');
+  });
+
+  await test('an admin registers a dataset through the form and it shows in the table', async () => {
+    await page.goto(`${podium.base}/datasets`);
+    await page.click('button:has-text("Register dataset")');
+    const form = '[data-test=dataset-form]';
+    await page.fill(`${form} input[name=name]`, 'web-c4');
+    await page.fill(`${form} input[name=uri]`, 'gs://web-bucket/c4/en/');
+    await page.selectOption(`${form} select[name=format]`, 'arrayrecord');
+    await page.fill(`${form} input[name=records]`, '1,000');
+    await page.fill(`${form} input[name=tokens]`, '2,000,000');
+    await shot('dataset-new');
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForSelector('[data-test=datasets-table] tr[data-dataset=web-c4]');
+    assert(await page.locator(form).count() === 0, 'the form closes');
+    const row = await page.textContent('tr[data-dataset=web-c4]');
+    assert(row.includes('gs://web-bucket/c4/en/') && row.includes('arrayrecord') && row.includes('2,000,000'), `the row: ${row}`);
+    const d = await podium.call('GET', '/api/v1/datasets/web-c4');
+    assert(d.uri === 'gs://web-bucket/c4/en/' && d.format === 'arrayrecord' && d.records === 1000 && d.tokens === 2000000 && d.bytes === null, `stored ${JSON.stringify(d)}`);
+    await shot('dataset-registered');
+  });
+
+  await test('a dataset the server refuses shows its error by the field and creates nothing; delete removes one', async () => {
+    const before = (await podium.call('GET', '/api/v1/datasets')).items.map((d) => d.name).sort();
+    await page.goto(`${podium.base}/datasets`);
+    await page.click('button:has-text("Register dataset")');
+    const form = '[data-test=dataset-form]';
+    for (const uri of ['', '/nonexistent/podium-web.jsonl']) {
+      await page.fill(`${form} input[name=name]`, 'web-bad');
+      await page.fill(`${form} input[name=uri]`, uri);
+      await page.click(`${form} button[type=submit]`);
+      const server = await refusal('POST', '/api/v1/datasets', { name: 'web-bad', uri, format: 'jsonl' });
+      const field = (server.errors ?? []).find((e) => e.field === 'uri');
+      assert(field, `the server names the uri: ${JSON.stringify(server)}`);
+      await waitForText(fieldMessage(form, 'uri'), field.message);
+      await waitForText(`${form} .error-box`, String(server.status));
+      if (uri === '') await shot('dataset-refused');
+    }
+    const after = (await podium.call('GET', '/api/v1/datasets')).items.map((d) => d.name).sort();
+    assert(JSON.stringify(after) === JSON.stringify(before), `nothing was created: ${after}`);
+    await page.click(`${form} button:has-text("Cancel")`);
+    await page.click('tr[data-dataset=web-c4] [data-test=delete-dataset]');
+    await page.waitForSelector('tr[data-dataset=web-c4]', { state: 'detached' });
+    assert(await statusWithToken(podium.token, '/api/v1/datasets/web-c4') === 404, 'deleted on the server');
+  });
+
+  await test('an admin makes a worker token on a cluster page, joins a host with the command shown, and revokes the token', async () => {
+    await podium.call('POST', '/api/v1/clusters', { name: 'web-join', accelerator: 'cpu-1', num_slices: 1, capacity: 'on-demand', labels: {} });
+    await page.goto(`${podium.base}/clusters/web-join`);
+    await page.click('[data-test=create-worker-token]');
+    await page.waitForSelector('[data-test=worker-token-secret]');
+    const secret = (await page.textContent('[data-test=worker-token-secret]')).trim();
+    assert(/^pdw_[A-Za-z0-9_-]{43}$/.test(secret), `the secret is shown: ${secret}`);
+    const id = await page.getAttribute('[data-test=worker-token-list] tr[data-token-id]', 'data-token-id');
+    assert(id.startsWith('wtk_'), `the token's id: ${id}`);
+    const workdir = mkdtempSync(join(tmpdir(), 'podium-web-join-'));
+    await page.fill('input[name=join_workdir]', workdir);
+    await page.fill('input[name=join_run_as]', userInfo().username);
+    await page.fill('input[name=join_host]', '1');
+    await page.waitForSelector('[data-test=worker-token-created] small.bad:has-text("0 to 0")');
+    await page.fill('input[name=join_host]', '0');
+    const command = await page.textContent('[data-test=join-command]');
+    assert(command.startsWith(`PODIUM_SERVER=${podium.base} PODIUM_TOKEN=${secret} \\\n`), `server and token in the environment: ${command}`);
+    assert(command.includes('podium-worker --cluster web-join --slice 0 --host 0 --workdir '), `the host's place: ${command}`);
+    await shot('cluster-worker-token');
+    // The command exactly as shown, with podium-worker found on PATH.
+    const log = openSync(join(workdir, 'agent.log'), 'w');
+    const agent = spawn('bash', ['-c', command], { env: { ...process.env, PATH: `${process.env.PODIUM_BIN_DIR}:${process.env.PATH}` }, detached: true, stdio: ['ignore', log, log] });
+    joined.push(agent);
+    try {
+      await page.waitForSelector('.host-grid .host.healthy', { timeout: 30000 });
+      const workers = await podium.call('GET', '/api/v1/clusters/web-join/workers');
+      assert(workers.items.length === 1 && workers.items[0].slice === 0 && workers.items[0].host === 0, `one agent joined: ${JSON.stringify(workers.items)}`);
+
+      await page.click(`[data-test=worker-token-list] tr[data-token-id="${id}"] [data-test=revoke-worker-token]`);
+      await page.waitForSelector(`[data-test=worker-token-list] tr[data-token-id="${id}"] td[data-key=state]:has-text("revoked")`);
+      assert(await page.locator('[data-test=worker-token-secret]').count() === 0, 'the secret is gone once revoked');
+      const register = { method: 'POST', body: JSON.stringify({ cluster: 'web-join', slice: 0, host: 0, hostname: 'x', address: '127.0.0.1', devices: 1, version: 'test' }) };
+      assert(await statusWithToken(secret, '/api/v1/agent/register', register) === 401, 'the revoked token is refused');
+      // An unknown id: the server's 404 is shown.
+      await page.fill('input[name=worker_token_id]', 'wtk_0000000000000000');
+      await page.click('form[aria-label="Revoke a worker token by id"] button[type=submit]');
+      await waitForText('[data-test=worker-tokens] .error-box', '404');
+      await page.reload();
+      await page.waitForSelector('[data-test=worker-tokens]');
+      assert(!(await page.content()).includes(secret), 'the secret is never shown again');
+    } finally {
+      stopJoined();
+    }
+  });
+
+  await test('a member sees no Users link or admin forms; registers and deletes only their own datasets; a viewer only reads', async () => {
+    await signOut();
+    const member = await podium.call('POST', '/api/v1/users', { username: 'web-member-2', role: 'member' });
+    await signIn(member.token);
+    assert(await page.locator('nav.top a[href="/users"]').count() === 0, 'no Users link for a member');
+    await page.goto(`${podium.base}/users`);
+    await page.waitForSelector('[data-test=users-forbidden]');
+    assert(await page.locator('[data-test=users-table], [data-test=user-form]').count() === 0, 'no user list or form');
+    await shot('users-member');
+    await page.goto(`${podium.base}/clusters/web`);
+    await page.waitForSelector('[data-test=launch-policy]');
+    assert(await page.locator('[data-test=worker-tokens]').count() === 0, 'no worker tokens section');
+    await page.goto(`${podium.base}/datasets`);
+    await page.waitForSelector('tr[data-dataset=web-text]');
+    assert(await page.locator('tr[data-dataset=web-text] [data-test=delete-dataset]').count() === 0, "no Delete on the admin's dataset");
+    await page.click('button:has-text("Register dataset")');
+    const form = '[data-test=dataset-form]';
+    await page.fill(`${form} input[name=name]`, 'web-member-ds');
+    await page.fill(`${form} input[name=uri]`, 'gs://web-bucket/member/');
+    await page.fill(`${form} input[name=tokens]`, '5000');
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForSelector('tr[data-dataset=web-member-ds] [data-test=delete-dataset]');
+    assert((await podium.call('GET', '/api/v1/datasets/web-member-ds')).created_by === member.id, 'registered as the member');
+    await page.click('tr[data-dataset=web-member-ds] [data-test=delete-dataset]');
+    await page.waitForSelector('tr[data-dataset=web-member-ds]', { state: 'detached' });
+    assert(await statusWithToken(podium.token, '/api/v1/datasets/web-member-ds') === 404, 'the member deleted their own dataset');
+    await signOut();
+
+    const viewer = await podium.call('POST', '/api/v1/users', { username: 'web-viewer', role: 'viewer' });
+    await signIn(viewer.token);
+    await page.goto(`${podium.base}/datasets`);
+    await page.waitForSelector('tr[data-dataset=web-text]');
+    assert(await page.locator('button:has-text("Register dataset"), [data-test=delete-dataset]').count() === 0, 'a viewer only reads');
+    assert(await page.locator('nav.top a[href="/users"]').count() === 0, 'no Users link for a viewer');
+    await signOut();
+  });
+
   await test('no request left the server and the console stayed clean', async () => {
     assert(external.length === 0, `external requests: ${external.join(', ')}`);
     const relevant = consoleErrors.filter((e) => !/401|Failed to load resource/.test(e));
     assert(relevant.length === 0, `console errors: ${relevant.join(' | ')}`);
   });
 } finally {
+  stopJoined();
   await browser.close().catch(() => {});
   await podium.stop();
 }

@@ -79,6 +79,36 @@ describe('Api', () => {
     expect(`${del[0].init?.method} ${del[0].url}`).toBe('DELETE /api/v1/clusters/v7');
   });
 
+  it('lists, creates and changes users by id', async () => {
+    const seen: { url?: string; init?: RequestInit }[] = [];
+    const api = new Api(fakeFetch(200, { items: [], next_cursor: null }, seen));
+    await api.users();
+    await api.createUser({ username: 'ada', role: 'viewer' });
+    await api.updateUser('usr_1', { disabled: true });
+    expect(seen.map((s) => `${s.init?.method} ${s.url} ${s.init?.body ?? ''}`)).toEqual([
+      'GET /api/v1/users?limit=500 ',
+      'POST /api/v1/users {"username":"ada","role":"viewer"}',
+      'PATCH /api/v1/users/usr_1 {"disabled":true}',
+    ]);
+  });
+
+  it('registers and deletes datasets; makes and revokes a cluster\'s worker tokens', async () => {
+    const seen: { url?: string; init?: RequestInit }[] = [];
+    const api = new Api(fakeFetch(201, { id: 'x' }, seen));
+    await api.createDataset({ name: 'c4', uri: 'gs://b/c4/', format: 'arrayrecord', tokens: 5 });
+    await api.createWorkerToken('v7 train');
+    const del: { url?: string; init?: RequestInit }[] = [];
+    const api204 = new Api(fakeFetch(204, undefined, del));
+    await api204.deleteDataset('ds_1');
+    expect(await api204.revokeWorkerToken('v7 train', 'wtk_1')).toBeUndefined();
+    expect([...seen, ...del].map((s) => `${s.init?.method} ${s.url} ${s.init?.body ?? ''}`)).toEqual([
+      'POST /api/v1/datasets {"name":"c4","uri":"gs://b/c4/","format":"arrayrecord","tokens":5}',
+      'POST /api/v1/clusters/v7%20train/worker-tokens ',
+      'DELETE /api/v1/datasets/ds_1 ',
+      'DELETE /api/v1/clusters/v7%20train/worker-tokens/wtk_1 ',
+    ]);
+  });
+
   it('answers undefined for 204', async () => {
     expect(await new Api(fakeFetch(204, undefined)).revokeToken('t')).toBeUndefined();
   });

@@ -1,0 +1,96 @@
+// The "Worker tokens" section of /clusters/{name} (admins): make a token for the cluster's hosts
+// (its secret shown once, with the command a host runs to join), revoke one.
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import { CopyButton, ErrorBox } from '../components/ui';
+import { canManageClusters } from '../clusterForm';
+import { ago } from '../format';
+import { useMe } from '../session';
+import type { Cluster, WorkerTokenCreated } from '../types';
+import {
+  DEFAULT_RUN_AS, DEFAULT_WORKDIR, joinCommand, placeIndex, tokenMade, tokenRevoked, type KnownWorkerToken,
+} from '../workerTokens';
+
+export function WorkerTokens({ cluster }: { cluster: Cluster }) {
+  const [made, setMade] = useState<KnownWorkerToken[]>([]);
+  const [fresh, setFresh] = useState<WorkerTokenCreated | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [byId, setById] = useState('');
+  if (!canManageClusters(useMe())) return null;
+  const create = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const t = await api.createWorkerToken(cluster.name);
+      setFresh(t);
+      setMade((list) => tokenMade(list, t, new Date()));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const revoke = async (id: string) => {
+    if (!confirm(`Revoke worker token ${id}? Hosts can no longer register with it; agents already registered keep their own host credential.`)) return;
+    setError(null);
+    try {
+      await api.revokeWorkerToken(cluster.name, id);
+      setMade((list) => tokenRevoked(list, id, new Date()));
+      if (fresh?.id === id) setFresh(null);
+      setById('');
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <section data-test="worker-tokens">
+      <h2>Worker tokens</h2>
+      <p class="muted small">A host joins this cluster by starting <code>podium-worker</code> with a worker token: it may only register this cluster{'\u2019'}s agents, and each agent then gets a credential of its own host. The secret is shown once, when you create it; Podium keeps only its hash.</p>
+      <button type="button" class="primary" onClick={create} disabled={busy} data-test="create-worker-token">{busy ? 'Creating…' : 'Create worker token'}</button>
+      {fresh && <FreshToken cluster={cluster} token={fresh} />}
+      <ErrorBox error={error} />
+      {made.length > 0 && (
+        <table class="data compact" data-test="worker-token-list">
+          <caption class="muted small">Made or revoked on this page (the server does not list a cluster{'\u2019'}s tokens).</caption>
+          <thead><tr><th>Id</th><th>Created</th><th>State</th><th /></tr></thead>
+          <tbody>{made.map((t) => (
+            <tr key={t.id} data-token-id={t.id}><td><code>{t.id}</code></td><td>{t.created_at ? ago(t.created_at) : '–'}</td>
+              <td data-key="state">{t.revoked_at ? 'revoked' : 'active'}</td>
+              <td>{!t.revoked_at && <button type="button" class="danger small" data-test="revoke-worker-token" onClick={() => revoke(t.id)}>Revoke</button>}</td></tr>
+          ))}</tbody>
+        </table>
+      )}
+      <form class="inline" onSubmit={(e) => { e.preventDefault(); if (byId.trim()) revoke(byId.trim()); }} aria-label="Revoke a worker token by id">
+        <label>Revoke a token made earlier, by its id <input name="worker_token_id" value={byId} onInput={(e) => setById((e.target as HTMLInputElement).value)} placeholder="wtk_…" /></label>
+        <button type="submit" class="danger" disabled={!byId.trim()}>Revoke</button>
+      </form>
+    </section>
+  );
+}
+
+/** The new secret and the command that joins a host with it, for the slice and host typed. */
+function FreshToken({ cluster, token }: { cluster: Cluster; token: WorkerTokenCreated }) {
+  const [slice, setSlice] = useState('0');
+  const [host, setHost] = useState('0');
+  const [workdir, setWorkdir] = useState(DEFAULT_WORKDIR);
+  const [runAs, setRunAs] = useState(DEFAULT_RUN_AS);
+  const s = placeIndex(slice, cluster.num_slices, 'slice');
+  const h = placeIndex(host, cluster.accelerator.hosts_per_slice, 'host');
+  const command = joinCommand({ server: window.location.origin, token: token.token, cluster: cluster.name, slice: s.value, host: h.value, workdir, runAs });
+  const value = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement).value);
+  return (
+    <div class="notice" role="status" data-test="worker-token-created">
+      <div>New worker token <code>{token.id}</code> (shown once): <code class="secret" data-test="worker-token-secret">{token.token}</code> <CopyButton text={token.token} /></div>
+      <h3>Join a host</h3>
+      <form class="inline" onSubmit={(e) => e.preventDefault()} aria-label="The host that joins">
+        <label>Slice <input name="join_slice" inputMode="numeric" size={4} value={slice} onInput={value(setSlice)} />{s.error && <small class="bad">{s.error}</small>}</label>
+        <label>Host <input name="join_host" inputMode="numeric" size={4} value={host} onInput={value(setHost)} />{h.error && <small class="bad">{h.error}</small>}</label>
+        <label>Work directory <input name="join_workdir" value={workdir} onInput={value(setWorkdir)} /></label>
+        <label>Ranks run as <input name="join_run_as" value={runAs} onInput={value(setRunAs)} /></label>
+      </form>
+      <div class="command"><pre data-test="join-command">{command}</pre><CopyButton text={command} /></div>
+      <p class="muted small">Run it on the host (as root, or as the account named in <em>Ranks run as</em>), one agent per host with its slice and host index; the server address is this page{'\u2019'}s, so the host must reach it. Under systemd put the two variables in <code>/etc/podium/worker.env</code> (<code>deploy/systemd/podium-worker.service</code>). The provisioning commands below start an agent on every host they create and take this token from <code>PODIUM_TOKEN</code>.</p>
+    </div>
+  );
+}
