@@ -318,6 +318,43 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
         return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
       });
 
+  // The cluster's worker tokens, revoked ones included, newest first (paged like /tokens): which
+  // are live, who made them, when a host last registered with each. Never the token itself.
+  router.add(
+      "GET", "/api/v1/clusters/{id}/worker-tokens", http::Access::admin,
+      [&ctx](http::RequestContext& rc) {
+        auto page = read_page(rc, ctx.cursor_key);
+        auto r = ctx.db.transact(
+            [&](db::Transaction& tx) {
+              auto id = find_cluster_id(tx, rc.param("id"));
+              if (!id) throw http::not_found("no cluster " + rc.param("id"));
+              return tx.exec(
+                  "SELECT t.id, t.seq, t.cluster_id, u.username AS created_by, " +
+                      rfc3339("t.created_at") + " AS created_at, " + rfc3339("t.last_used_at") +
+                      " AS last_used_at, " + rfc3339("t.revoked_at") +
+                      " AS revoked_at FROM worker_tokens t LEFT JOIN users u ON u.id = "
+                      "t.created_by WHERE t.cluster_id = $1 AND ($2::bigint IS NULL OR t.seq < "
+                      "$2) ORDER BY t.seq DESC LIMIT $3",
+                  {*id,
+                   page.after_seq ? db::Param(std::to_string(*page.after_seq))
+                                  : db::Param(std::nullopt),
+                   std::to_string(page.limit + 1)});
+            },
+            db::TxMode::read_only);
+        nlohmann::json items = nlohmann::json::array();
+        std::vector<int64_t> seqs;
+        for (size_t i = 0; i < r.size(); ++i) {
+          items.push_back({{"id", r.at(i, "id")},
+                           {"cluster_id", r.at(i, "cluster_id")},
+                           {"created_by", nullable_string(r, i, "created_by")},
+                           {"created_at", r.at(i, "created_at")},
+                           {"last_used_at", nullable_string(r, i, "last_used_at")},
+                           {"revoked_at", nullable_string(r, i, "revoked_at")}});
+          seqs.push_back(r.int64(i, "seq"));
+        }
+        return json_response(200, page_response(std::move(items), seqs, page, ctx.cursor_key));
+      });
+
   router.add(
       "POST", "/api/v1/clusters/{id}/worker-tokens", http::Access::admin,
       [&ctx](http::RequestContext& rc) {

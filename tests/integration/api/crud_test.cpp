@@ -308,9 +308,39 @@ TEST_F(Crud, ClusterWorkersAndProvisioning) {
   ASSERT_EQ(tok.status, 201) << tok;
   EXPECT_TRUE(tok.json["id"].is_string());
   ASSERT_TRUE(tok.json["token"].is_string());
+  auto older = admin.post("/api/v1/clusters/prov/worker-tokens");
+  ASSERT_EQ(older.status, 201) << older;
+  auto newest = admin.post("/api/v1/clusters/prov/worker-tokens");
+  ASSERT_EQ(newest.status, 201) << newest;
+  // A host used the first one (any authenticated request counts, even a refused one).
+  EXPECT_TRUE(is_problem(podium().as(tok.json["token"].get<std::string>()).get("/api/v1/clusters"), 403));
+  auto listed = admin.get("/api/v1/clusters/prov/worker-tokens");
+  ASSERT_EQ(listed.status, 200) << listed;
+  ASSERT_EQ(listed.json["items"].size(), 3u) << listed;
+  EXPECT_EQ(listed.json["items"][0]["id"], newest.json["id"]);  // newest first
+  EXPECT_EQ(listed.json["items"][2]["id"], tok.json["id"]);
+  for (const auto& t : listed.json["items"]) {
+    EXPECT_FALSE(t.contains("token")) << t;  // only its hash is stored
+    EXPECT_EQ(t["created_by"], "admin") << t;
+    EXPECT_TRUE(t["revoked_at"].is_null()) << t;
+  }
+  EXPECT_TRUE(listed.json["items"][2]["last_used_at"].is_string()) << listed;
+  EXPECT_TRUE(listed.json["items"][0]["last_used_at"].is_null()) << listed;
+  EXPECT_EQ(listed.body.find(tok.json["token"].get<std::string>()), std::string::npos);
+  auto first_page = admin.get("/api/v1/clusters/prov/worker-tokens?limit=2");
+  ASSERT_EQ(first_page.json["items"].size(), 2u) << first_page;
+  ASSERT_TRUE(first_page.json["next_cursor"].is_string()) << first_page;
+  auto second_page = admin.get("/api/v1/clusters/prov/worker-tokens?limit=2&cursor=" +
+                               first_page.json["next_cursor"].get<std::string>());
+  ASSERT_EQ(second_page.json["items"].size(), 1u) << second_page;
+  EXPECT_EQ(second_page.json["items"][0]["id"], tok.json["id"]);
   auto revoke =
       admin.del("/api/v1/clusters/prov/worker-tokens/" + tok.json["id"].get<std::string>());
   EXPECT_EQ(revoke.status, 204) << revoke;
+  listed = admin.get("/api/v1/clusters/prov/worker-tokens");
+  EXPECT_TRUE(listed.json["items"][2]["revoked_at"].is_string()) << listed;
+  EXPECT_TRUE(listed.json["items"][1]["revoked_at"].is_null()) << listed;
+  EXPECT_TRUE(is_problem(admin.get("/api/v1/clusters/nope/worker-tokens"), 404));
   EXPECT_TRUE(is_problem(admin.del("/api/v1/clusters/prov/worker-tokens/wtk_nope"), 404));
   EXPECT_TRUE(is_problem(admin.post("/api/v1/clusters/nope/worker-tokens"), 404));
 }
