@@ -3,7 +3,7 @@ import type {
   ApiToken, Attempt, Checkpoint, Cluster, ClusterCreate, ClusterPatch, CompareResult, Dataset,
   DatasetCreate, LogLine, Me, Metrics, Model,
   Page, Plan, Problem, ProvisioningOption, Run, RunEvent, Summary, User, UserCreate, UserCreated,
-  UserPatch, Worker, WorkerTokenCreated,
+  UserPatch, Worker, WorkerToken, WorkerTokenCreated,
 } from './types';
 
 export class ApiError extends Error {
@@ -107,6 +107,10 @@ export class Api {
   workers(name: string) { return this.request<Page<Worker>>('GET', `/clusters/${seg(name)}/workers`); }
   provisioning(name: string) {
     return this.request<{ options: ProvisioningOption[] }>('GET', `/clusters/${seg(name)}/provisioning`);
+  }
+  /** Admins only: the cluster's tokens, revoked ones included, newest first; never a secret. */
+  workerTokens(cluster: string) {
+    return this.request<Page<WorkerToken>>('GET', `/clusters/${seg(cluster)}/worker-tokens?limit=500`);
   }
   /** Admins only; the secret is in the answer only. */
   createWorkerToken(cluster: string) {

@@ -155,6 +155,8 @@ export interface UserCreated extends User { token: string }
 export interface UserPatch { role?: Role; disabled?: boolean; password?: string }
 /** POST /clusters/{id}/worker-tokens: the secret is in this answer only. */
 export interface WorkerTokenCreated { id: string; cluster_id: string; token: string }
+/** A worker token as GET /clusters/{id}/worker-tokens lists it: never the secret. */
+export interface WorkerToken { id: string; cluster_id: string; created_by: string | null; created_at: string; last_used_at: string | null; revoked_at: string | null }
 export interface ApiToken { id: string; name: string; created_at: string; last_used_at: string | null; revoked_at: string | null; token?: string }
 
 export interface CompareRow {

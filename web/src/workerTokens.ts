@@ -1,6 +1,5 @@
 // Worker tokens on /clusters/{name}: the command line a host runs to join the cluster with one
-// (docs/operations.md, "Running the workers"), and the tokens this page has made.
-import type { WorkerTokenCreated } from './types';
+// (docs/operations.md, "Running the workers").
 
 /** A word the shell reads back unchanged: as it is when it is safe, else in single quotes. */
 export function shellQuote(s: string): string {
@@ -41,18 +40,4 @@ export function placeIndex(text: string, count: number, what: 'slice' | 'host'):
   if (!/^\d+$/.test(t) || !Number.isSafeInteger(n)) return { value: 0, error: `${what} is a whole number from 0` };
   if (n >= count) return { value: n, error: `this cluster has ${count} ${what === 'slice' ? 'slices' : 'hosts per slice'} (0 to ${count - 1})` };
   return { value: n };
-}
-
-/** A worker token as this page knows it: the server does not list them, so these are the ones made here. */
-export interface KnownWorkerToken { id: string; created_at: string; revoked_at: string | null }
-
-export function tokenMade(list: KnownWorkerToken[], t: WorkerTokenCreated, now: Date): KnownWorkerToken[] {
-  return [{ id: t.id, created_at: now.toISOString(), revoked_at: null }, ...list.filter((x) => x.id !== t.id)];
-}
-
-/** The list with `id` revoked (kept, marked); a token made elsewhere is added as revoked. */
-export function tokenRevoked(list: KnownWorkerToken[], id: string, now: Date): KnownWorkerToken[] {
-  const at = now.toISOString();
-  if (!list.some((x) => x.id === id)) return [...list, { id, created_at: '', revoked_at: at }];
-  return list.map((x) => (x.id === id ? { ...x, revoked_at: x.revoked_at ?? at } : x));
 }

@@ -1,30 +1,31 @@
-// The "Worker tokens" section of /clusters/{name} (admins): make a token for the cluster's hosts
-// (its secret shown once, with the command a host runs to join), revoke one.
+// The "Worker tokens" section of /clusters/{name} (admins): the cluster's tokens as the server
+// lists them (who made each, last use, revoked or not), a new one (its secret shown once, with the
+// command a host runs to join), revoking one.
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { CopyButton, ErrorBox } from '../components/ui';
+import { CopyButton, ErrorBox, usePoll } from '../components/ui';
 import { canManageClusters } from '../clusterForm';
 import { ago } from '../format';
 import { useMe } from '../session';
 import type { Cluster, WorkerTokenCreated } from '../types';
-import {
-  DEFAULT_RUN_AS, DEFAULT_WORKDIR, joinCommand, placeIndex, tokenMade, tokenRevoked, type KnownWorkerToken,
-} from '../workerTokens';
+import { DEFAULT_RUN_AS, DEFAULT_WORKDIR, joinCommand, placeIndex } from '../workerTokens';
 
 export function WorkerTokens({ cluster }: { cluster: Cluster }) {
-  const [made, setMade] = useState<KnownWorkerToken[]>([]);
+  // Only admins may list them: the list is fetched by a child that others never mount.
+  return canManageClusters(useMe()) ? <WorkerTokensForAdmins cluster={cluster} /> : null;
+}
+
+function WorkerTokensForAdmins({ cluster }: { cluster: Cluster }) {
+  const list = usePoll(() => api.workerTokens(cluster.name), [cluster.name], 15000);
   const [fresh, setFresh] = useState<WorkerTokenCreated | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const [byId, setById] = useState('');
-  if (!canManageClusters(useMe())) return null;
   const create = async () => {
     setBusy(true);
     setError(null);
     try {
-      const t = await api.createWorkerToken(cluster.name);
-      setFresh(t);
-      setMade((list) => tokenMade(list, t, new Date()));
+      setFresh(await api.createWorkerToken(cluster.name));
+      list.reload();
     } catch (err) {
       setError(err);
     } finally {
@@ -36,35 +37,32 @@ export function WorkerTokens({ cluster }: { cluster: Cluster }) {
     setError(null);
     try {
       await api.revokeWorkerToken(cluster.name, id);
-      setMade((list) => tokenRevoked(list, id, new Date()));
       if (fresh?.id === id) setFresh(null);
-      setById('');
+      list.reload();
     } catch (err) {
       setError(err);
     }
   };
+  const tokens = list.data?.items ?? [];
   return (
     <section data-test="worker-tokens">
       <h2>Worker tokens</h2>
       <p class="muted small">A host joins this cluster by starting <code>podium-worker</code> with a worker token: it may only register this cluster{'\u2019'}s agents, and each agent then gets a credential of its own host. The secret is shown once, when you create it; Podium keeps only its hash.</p>
       <button type="button" class="primary" onClick={create} disabled={busy} data-test="create-worker-token">{busy ? 'Creating…' : 'Create worker token'}</button>
       {fresh && <FreshToken cluster={cluster} token={fresh} />}
-      <ErrorBox error={error} />
-      {made.length > 0 && (
+      <ErrorBox error={error ?? list.error} />
+      {tokens.length > 0 && (
         <table class="data compact" data-test="worker-token-list">
-          <caption class="muted small">Made or revoked on this page (the server does not list a cluster{'\u2019'}s tokens).</caption>
-          <thead><tr><th>Id</th><th>Created</th><th>State</th><th /></tr></thead>
-          <tbody>{made.map((t) => (
-            <tr key={t.id} data-token-id={t.id}><td><code>{t.id}</code></td><td>{t.created_at ? ago(t.created_at) : '–'}</td>
-              <td data-key="state">{t.revoked_at ? 'revoked' : 'active'}</td>
+          <thead><tr><th>Id</th><th>Created</th><th>By</th><th>Last used</th><th>State</th><th /></tr></thead>
+          <tbody>{tokens.map((t) => (
+            <tr key={t.id} data-token-id={t.id}><td><code>{t.id}</code></td><td title={t.created_at}>{ago(t.created_at)}</td>
+              <td>{t.created_by ?? '–'}</td>
+              <td data-key="last-used" title={t.last_used_at ?? ''}>{t.last_used_at ? ago(t.last_used_at) : 'never'}</td>
+              <td data-key="state" title={t.revoked_at ?? ''}>{t.revoked_at ? `revoked ${ago(t.revoked_at)}` : 'active'}</td>
               <td>{!t.revoked_at && <button type="button" class="danger small" data-test="revoke-worker-token" onClick={() => revoke(t.id)}>Revoke</button>}</td></tr>
           ))}</tbody>
         </table>
       )}
-      <form class="inline" onSubmit={(e) => { e.preventDefault(); if (byId.trim()) revoke(byId.trim()); }} aria-label="Revoke a worker token by id">
-        <label>Revoke a token made earlier, by its id <input name="worker_token_id" value={byId} onInput={(e) => setById((e.target as HTMLInputElement).value)} placeholder="wtk_…" /></label>
-        <button type="submit" class="danger" disabled={!byId.trim()}>Revoke</button>
-      </form>
     </section>
   );
 }

@@ -581,13 +581,15 @@ try {
       assert(await page.locator('[data-test=worker-token-secret]').count() === 0, 'the secret is gone once revoked');
       const register = { method: 'POST', body: JSON.stringify({ cluster: 'web-join', slice: 0, host: 0, hostname: 'x', address: '127.0.0.1', devices: 1, version: 'test' }) };
       assert(await statusWithToken(secret, '/api/v1/agent/register', register) === 401, 'the revoked token is refused');
-      // An unknown id: the server's 404 is shown.
-      await page.fill('input[name=worker_token_id]', 'wtk_0000000000000000');
-      await page.click('form[aria-label="Revoke a worker token by id"] button[type=submit]');
-      await waitForText('[data-test=worker-tokens] .error-box', '404');
+      // The list is the server's: after a reload the token is still there, revoked, with the
+      // agent's registration as its last use; and the secret is never shown again.
       await page.reload();
-      await page.waitForSelector('[data-test=worker-tokens]');
+      await page.waitForSelector(`[data-test=worker-token-list] tr[data-token-id="${id}"] td[data-key=state]:has-text("revoked")`);
+      const lastUsed = (await page.textContent(`[data-test=worker-token-list] tr[data-token-id="${id}"] td[data-key=last-used]`)).trim();
+      assert(lastUsed !== 'never', `the agent's registration is the token's last use: ${lastUsed}`);
       assert(!(await page.content()).includes(secret), 'the secret is never shown again');
+      const listed = await podium.call('GET', '/api/v1/clusters/web-join/worker-tokens');
+      assert(listed.items.length === 1 && listed.items[0].id === id && listed.items[0].revoked_at, `the server lists it revoked: ${JSON.stringify(listed.items)}`);
     } finally {
       stopJoined();
     }

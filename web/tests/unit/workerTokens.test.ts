@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { joinCommand, placeIndex, shellQuote, tokenMade, tokenRevoked } from '../../src/workerTokens';
+import { joinCommand, placeIndex, shellQuote } from '../../src/workerTokens';
 
 // A real shell reads the words back (Vitest runs in Node; the dashboard's tsconfig has no Node types).
 const { execFileSync } = (await import('node:child_process' as string)) as {
@@ -54,20 +54,5 @@ describe('slice and host fields', () => {
     expect(placeIndex('2', 2, 'slice').error).toBe('this cluster has 2 slices (0 to 1)');
     expect(placeIndex('8', 8, 'host').error).toBe('this cluster has 8 hosts per slice (0 to 7)');
     for (const bad of ['', '-1', '1.5', 'x']) expect(placeIndex(bad, 4, 'host').error).toBe('host is a whole number from 0');
-  });
-});
-
-describe('tokens made on the page', () => {
-  const now = new Date('2026-02-03T04:05:06Z');
-  it('puts a new token first, active', () => {
-    const list = tokenMade([{ id: 'wtk_old', created_at: 'x', revoked_at: null }], { id: 'wtk_new', cluster_id: 'clu_1', token: 'pdw_s' }, now);
-    expect(list).toEqual([{ id: 'wtk_new', created_at: '2026-02-03T04:05:06.000Z', revoked_at: null }, { id: 'wtk_old', created_at: 'x', revoked_at: null }]);
-    expect(JSON.stringify(list)).not.toContain('pdw_s');
-  });
-  it('marks a revoked token, keeping its first revocation time; one made elsewhere is added', () => {
-    const first = tokenRevoked([{ id: 'wtk_1', created_at: 'c', revoked_at: null }], 'wtk_1', now);
-    expect(first).toEqual([{ id: 'wtk_1', created_at: 'c', revoked_at: '2026-02-03T04:05:06.000Z' }]);
-    expect(tokenRevoked(first, 'wtk_1', new Date('2027-01-01T00:00:00Z'))).toEqual(first);
-    expect(tokenRevoked(first, 'wtk_2', now)).toEqual([...first, { id: 'wtk_2', created_at: '', revoked_at: '2026-02-03T04:05:06.000Z' }]);
   });
 });
