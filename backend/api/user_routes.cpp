@@ -122,14 +122,23 @@ void register_user_routes(http::Router& router, ApiContext& ctx) {
           "UPDATE users SET role = coalesce($2, role), disabled = coalesce($3::boolean, disabled), "
           "password_hash = coalesce($4, password_hash) WHERE id = $1",
           {id, role, disabled ? db::Param(*disabled ? "true" : "false") : db::Param(), hash});
-      if (disabled && *disabled) tx.exec("DELETE FROM sessions WHERE user_id = $1", {id});
+      if (disabled && *disabled) {
+        tx.exec("DELETE FROM sessions WHERE user_id = $1", {id});
+      } else if (password) {
+        // A new password is how an admin locks out whoever learned the old one: the user's
+        // dashboard sessions end, except the one making this request (an admin changing their
+        // own password stays signed in here). API tokens are separate credentials and stay.
+        tx.exec("DELETE FROM sessions WHERE user_id = $1 AND id_hash IS DISTINCT FROM $2",
+                {id, rc.principal->session_id.empty() ? db::Param()
+                                                      : db::Param(rc.principal->session_id)});
+      }
       audit(tx, rc, "update", "user", id,
             {{"role", role ? nlohmann::json(*role) : nlohmann::json(nullptr)},
              {"disabled", disabled ? nlohmann::json(*disabled) : nlohmann::json(nullptr)},
              {"password_changed", password.has_value()}});
       return tx.exec(user_select() + "WHERE id = $1", {id});
     });
-    forget_credentials(ctx);  // a new role or a disabled account counts from the next request
+    forget_credentials(ctx);  // a new role, a disabled account or ended sessions count at once
     return json_response(200, user_json(r, 0));
   });
 }

@@ -55,6 +55,46 @@ TEST_F(LoginSecurity, AHashWithOlderLimitsIsReplacedOnSignIn) {
   EXPECT_EQ(login(podium(), "olga", password).status, 200);
 }
 
+std::string session_cookie_of(const Reply& login_reply) {
+  const std::string set_cookie = login_reply.header("set-cookie").value_or("");
+  return set_cookie.substr(0, set_cookie.find(';'));
+}
+
+int me_status(const Podium& p, const std::string& cookie) {
+  return p.anonymous().call("GET", "/api/v1/auth/me", nullptr, {{"Cookie", cookie}}).status;
+}
+
+// An admin who resets a password locks out whoever knew the old one: every dashboard session of
+// the user ends at once; an admin changing their own password keeps the session doing it.
+TEST_F(LoginSecurity, ANewPasswordEndsTheUsersOtherSessions) {
+  auto hana = podium().create_user("member", std::string("first-pass-1"), "hana");
+  const std::string laptop = session_cookie_of(login(podium(), "hana", "first-pass-1"));
+  const std::string phone = session_cookie_of(login(podium(), "hana", "first-pass-1"));
+  ASSERT_EQ(me_status(podium(), laptop), 200);
+  ASSERT_EQ(me_status(podium(), phone), 200);
+  require_status(podium().admin().patch("/api/v1/users/hana", {{"password", "second-pass-2"}}),
+                 200);
+  EXPECT_EQ(me_status(podium(), laptop), 401);
+  EXPECT_EQ(me_status(podium(), phone), 401);
+  EXPECT_EQ(login(podium(), "hana", "first-pass-1").status, 401);
+  EXPECT_EQ(login(podium(), "hana", "second-pass-2").status, 200);
+  // Her API token is a separate credential and still works.
+  EXPECT_EQ(hana.api.get("/api/v1/auth/me").status, 200);
+  // A role change alone ends no session.
+  const std::string fresh = session_cookie_of(login(podium(), "hana", "second-pass-2"));
+  require_status(podium().admin().patch("/api/v1/users/hana", {{"role", "viewer"}}), 200);
+  EXPECT_EQ(me_status(podium(), fresh), 200);
+
+  podium().create_user("admin", std::string("admin-pass-1"), "ines");
+  const std::string here = session_cookie_of(login(podium(), "ines", "admin-pass-1"));
+  const std::string elsewhere = session_cookie_of(login(podium(), "ines", "admin-pass-1"));
+  auto own = podium().anonymous().call("PATCH", "/api/v1/users/ines",
+                                       json{{"password", "admin-pass-2"}}, {{"Cookie", here}});
+  ASSERT_EQ(own.status, 200) << own;
+  EXPECT_EQ(me_status(podium(), here), 200) << "the session that changed it stays";
+  EXPECT_EQ(me_status(podium(), elsewhere), 401);
+}
+
 TEST_F(LoginSecurity, FailedSignInsAreLimitedPerUserWithAClear429) {
   podium().create_user("member", std::string("s3cret-pass"), "erin");
   podium().create_user("member", std::string("other-pass-1"), "frank");
