@@ -78,6 +78,8 @@ export class Api {
   submitRun(spec: Record<string, unknown>) { return this.request<Run>('POST', '/runs', spec); }
   plan(spec: Record<string, unknown>, signal?: AbortSignal) { return this.request<Plan>('POST', '/plan', spec, signal); }
   cancelRun(id: string) { return this.request<Run>('POST', `/runs/${seg(id)}/cancel`, {}); }
+  /** Finished runs only (409 otherwise); their owner or an admin. */
+  deleteRun(id: string) { return this.request<void>('DELETE', `/runs/${seg(id)}`); }
   summary(id: string) { return this.request<Summary>('GET', `/runs/${seg(id)}/summary`); }
   metrics(id: string, p: { fields?: string; from_step?: number; to_step?: number; max_points?: number } = {}) {
     return this.request<Metrics>('GET', `/runs/${seg(id)}/metrics${query(p)}`);

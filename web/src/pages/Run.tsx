@@ -1,6 +1,9 @@
-// /runs/{id}: state and attempts timeline, live charts, live log, checkpoints, summary, cancel.
+// /runs/{id}: state and attempts timeline, live charts, live log, checkpoints, summary, cancel,
+// delete (a finished run, by its owner or an admin).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
+import { navigate } from '../router';
+import { useMe } from '../session';
 import { Chart } from '../components/Chart';
 import { LogView } from '../components/LogView';
 import { Empty, ErrorBox, Loading, StateBadge, usePoll } from '../components/ui';
@@ -25,6 +28,7 @@ export function RunPage({ id }: { id: string }) {
   const eventsQ = usePoll(() => api.events(id), [id], 4000, live);
   const checkpointsQ = usePoll(() => api.checkpoints(id), [id], 5000, live);
   const [cancelError, setCancelError] = useState<unknown>(null);
+  const me = useMe();
 
   if (runQ.error && !run) return <main><ErrorBox error={runQ.error} /></main>;
   if (!run) return <main><Loading /></main>;
@@ -32,6 +36,12 @@ export function RunPage({ id }: { id: string }) {
   const cancel = async () => {
     if (!confirm(`Cancel run ${run.name}?`)) return;
     try { await api.cancelRun(run.id); setCancelError(null); runQ.reload(); } catch (e) { setCancelError(e); }
+  };
+  // The server's rule (DELETE /runs/{id}): finished runs, by their owner or an admin.
+  const mayDelete = !live && !!me && (me.role === 'admin' || (me.role === 'member' && me.username === run.owner));
+  const remove = async () => {
+    if (!confirm(`Delete run ${run.name}? Its metrics, logs, events and checkpoint records leave Podium for good; checkpoint files in storage are not touched.`)) return;
+    try { await api.deleteRun(run.id); navigate('/runs'); } catch (e) { setCancelError(e); }
   };
 
   return (
@@ -45,6 +55,7 @@ export function RunPage({ id }: { id: string }) {
           <StateBadge state={run.state} failure={run.failure_class} />
           <a class="button" href={`/compare?runs=${run.id}`}>Compare…</a>
           {live && run.state !== 'cancelling' && <button type="button" class="danger" onClick={cancel}>Cancel run</button>}
+          {mayDelete && <button type="button" class="danger" data-test="delete-run" onClick={remove}>Delete run</button>}
         </div>
       </header>
       <ErrorBox error={cancelError} />

@@ -147,6 +147,41 @@ try {
     assert(after.state === 'cancelled', `the server says ${after.state}`);
   });
 
+  await test('a finished run is deleted from its page; a member who does not own it gets no delete button', async () => {
+    const run = await podium.call('POST', '/api/v1/runs', { name: 'web-to-delete', cluster: 'web', dataset: 'web-text', model: 'reference-tiny', workload: 'reference', steps: 50, per_device_batch_size: 4, max_target_length: 128, priority: 'low' });
+    await page.goto(`${podium.base}/runs/${run.id}`);
+    await page.waitForSelector('.page-head h1');
+    assert(await page.locator('[data-test=delete-run]').count() === 0, 'no delete while the run is live');
+    await podium.call('POST', `/api/v1/runs/${run.id}/cancel`, {});
+    await page.waitForSelector('.page-head .badge.state-cancelled', { timeout: 60000 });
+    const member = await podium.call('POST', '/api/v1/users', { username: 'web-run-reader', role: 'member' });
+    const memberContext = await browser.newContext();
+    try {
+      const memberPage = await memberContext.newPage();
+      await memberPage.goto(`${podium.base}/login`);
+      await memberPage.fill('[data-test=login-token]', member.token);
+      await memberPage.click('[data-test=login-submit]');
+      await memberPage.waitForURL(/\/runs/);
+      await memberPage.goto(`${podium.base}/runs/${run.id}`);
+      await memberPage.waitForSelector('.page-head .badge.state-cancelled');
+      assert(await memberPage.locator('[data-test=delete-run]').count() === 0, 'no delete for a member who does not own the run');
+    } finally {
+      await memberContext.close();
+    }
+    const dialogs = [];
+    const onDialog = (d) => dialogs.push(d.message());
+    page.on('dialog', onDialog);
+    try {
+      await page.click('[data-test=delete-run]');
+      await page.waitForURL(/\/runs$/);
+    } finally {
+      page.off('dialog', onDialog);
+    }
+    assert(dialogs[0]?.includes('checkpoint files in storage are not touched'), `the confirmation says what goes: ${dialogs[0]}`);
+    const res = await fetch(`${podium.base}/api/v1/runs/${run.id}`, { headers: { Authorization: `Bearer ${podium.token}` } });
+    assert(res.status === 404, `deleted on the server: ${res.status}`);
+  });
+
   await test('the runs list filters by state and shows live badges', async () => {
     await page.goto(`${podium.base}/runs?state=succeeded`);
     await page.waitForSelector('[data-test=runs-table]');
