@@ -45,6 +45,7 @@ void register_user_routes(http::Router&, ApiContext&);
 void register_cluster_routes(http::Router&, ApiContext&);
 void register_dataset_routes(http::Router&, ApiContext&);
 void register_model_routes(http::Router&, ApiContext&);
+void register_accelerator_routes(http::Router&, ApiContext&);
 void register_run_routes(http::Router&, ApiContext&);
 void register_agent_routes(http::Router&, ApiContext&);
 // Prometheus gauges of runs, workers and attempts (read when /metrics is scraped).

@@ -62,6 +62,7 @@ App::App(ApiContext& ctx) : ctx_(ctx) {
   register_cluster_routes(router_, ctx_);
   register_dataset_routes(router_, ctx_);
   register_model_routes(router_, ctx_);
+  register_accelerator_routes(router_, ctx_);
   register_run_routes(router_, ctx_);
   register_agent_routes(router_, ctx_);
   register_run_log_routes(router_, ctx_);

@@ -477,6 +477,15 @@ std::vector<std::string> valid_topologies(std::string_view family) {
   return out;
 }
 
+std::vector<AcceleratorType> catalog_types() {
+  std::vector<AcceleratorType> out;
+  for (const auto& e : catalog())
+    for (const auto& name : size_choices(e))
+      if (auto parsed = parse_accelerator(name); parsed.type)
+        out.push_back(std::move(*parsed.type));
+  return out;
+}
+
 AcceleratorParse parse_accelerator(std::string_view text) {
   const std::string lowered = ascii_lower(trim(text));
   if (lowered.empty()) return fail("accelerator type is empty", family_choices());

@@ -69,6 +69,11 @@ const AcceleratorFamily* find_family(std::string_view name_or_alias);
 // Valid topologies of a family, smallest first (the catalog's list, not every possible shape).
 std::vector<std::string> valid_topologies(std::string_view family);
 
+// Every slice type of the catalog's size lists, family by family in catalog order, smallest
+// first: each TPU family's standard topologies, GPU nodes of 8 (1-16 nodes), cpu-1 to cpu-8. What
+// GET /api/v1/accelerators lists; other sizes of the same shapes also parse.
+std::vector<AcceleratorType> catalog_types();
+
 // Contract JSON: {"family","type","topology","chips_per_slice","devices_per_slice",
 // "hosts_per_slice","physical_mesh","peak_tflops_per_device","hbm_gib_per_device", ...}
 // Added keys: "kind" ("tpu"|"gpu"|"cpu"), "usable_hbm_gib_per_device", "devices_per_chip",

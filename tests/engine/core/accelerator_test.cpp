@@ -1,5 +1,7 @@
 #include "engine/core/accelerator.h"
 
+#include <algorithm>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -171,6 +173,37 @@ TEST(AcceleratorTest, CpuHosts) {
   EXPECT_EQ(t.hosts_per_slice, 4);
   EXPECT_THAT(t.physical_mesh, ElementsAre(4));
   EXPECT_EQ(parse_ok("cpu-1").hosts_per_slice, 1);
+}
+
+// The catalog GET /api/v1/accelerators lists: every family, each entry a type that parses back to
+// itself with the same facts, no duplicates, the sizes of a family growing.
+TEST(AcceleratorTest, CatalogTypesCoverEveryFamilyAndParseBackToThemselves) {
+  const auto types = catalog_types();
+  std::vector<std::string> families, names;
+  for (const auto& t : types) {
+    SCOPED_TRACE(t.type);
+    names.push_back(t.type);
+    if (families.empty() || families.back() != t.family) families.push_back(t.family);
+    const auto again = parse_accelerator(t.type);
+    ASSERT_TRUE(again.type);
+    EXPECT_EQ(to_json(*again.type), to_json(t));
+    EXPECT_GT(t.chips_per_slice, 0);
+    EXPECT_EQ(t.devices_per_slice, t.chips_per_slice * t.devices_per_chip);
+  }
+  std::vector<std::string> every;
+  for (const auto& f : accelerator_families()) every.push_back(f.name);
+  EXPECT_EQ(families, every) << "each family once, in catalog order";
+  auto sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "no duplicates";
+  for (size_t i = 1; i < types.size(); ++i) {
+    if (types[i].family == types[i - 1].family) {
+      EXPECT_GT(types[i].chips_per_slice, types[i - 1].chips_per_slice) << types[i].type;
+    }
+  }
+  EXPECT_THAT(names, Contains("tpu7x-64"));
+  EXPECT_THAT(names, Contains("v5p-128"));
+  EXPECT_THAT(names, Contains("cpu-2"));
 }
 
 TEST(AcceleratorTest, UnknownFamilyListsFamilies) {

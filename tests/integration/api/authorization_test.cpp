@@ -238,6 +238,8 @@ std::vector<Row> routes() {
       // model_routes.cpp
       {"GET", "/api/v1/models", "reader", fixed("/api/v1/models"), readers(200)},
       {"GET", "/api/v1/models/{name}", "reader", fixed("/api/v1/models/llama2-7b"), readers(200)},
+      // accelerator_routes.cpp
+      {"GET", "/api/v1/accelerators", "reader", fixed("/api/v1/accelerators"), readers(200)},
       // run_routes.cpp
       {"GET", "/api/v1/runs", "reader", fixed("/api/v1/runs"), readers(200)},
       {"POST", "/api/v1/plan", "reader",

@@ -313,7 +313,8 @@ TEST_F(Crud, ClusterWorkersAndProvisioning) {
   auto newest = admin.post("/api/v1/clusters/prov/worker-tokens");
   ASSERT_EQ(newest.status, 201) << newest;
   // A host used the first one (any authenticated request counts, even a refused one).
-  EXPECT_TRUE(is_problem(podium().as(tok.json["token"].get<std::string>()).get("/api/v1/clusters"), 403));
+  EXPECT_TRUE(
+      is_problem(podium().as(tok.json["token"].get<std::string>()).get("/api/v1/clusters"), 403));
   auto listed = admin.get("/api/v1/clusters/prov/worker-tokens");
   ASSERT_EQ(listed.status, 200) << listed;
   ASSERT_EQ(listed.json["items"].size(), 3u) << listed;
@@ -343,6 +344,40 @@ TEST_F(Crud, ClusterWorkersAndProvisioning) {
   EXPECT_TRUE(is_problem(admin.get("/api/v1/clusters/nope/worker-tokens"), 404));
   EXPECT_TRUE(is_problem(admin.del("/api/v1/clusters/prov/worker-tokens/wtk_nope"), 404));
   EXPECT_TRUE(is_problem(admin.post("/api/v1/clusters/nope/worker-tokens"), 404));
+}
+
+// The catalog clients offer slice types from: each entry as a cluster's "accelerator" shows it.
+TEST_F(Crud, AcceleratorCatalogListsSliceTypesAndFiltersByFamily) {
+  auto viewer = podium().create_user("viewer");
+  auto all = viewer.api.get("/api/v1/accelerators");
+  ASSERT_EQ(all.status, 200) << all;
+  json tpu7x_64;
+  std::set<std::string> families;
+  for (const auto& a : all.json["items"]) {
+    families.insert(a["family"].get<std::string>());
+    if (a["type"] == "tpu7x-64") tpu7x_64 = a;
+  }
+  EXPECT_TRUE(families.count("tpu7x") && families.count("v5p") && families.count("v6e") &&
+              families.count("cpu"))
+      << all;
+  ASSERT_TRUE(tpu7x_64.is_object()) << all;
+  EXPECT_EQ(tpu7x_64["topology"], "2x4x4");
+  EXPECT_EQ(tpu7x_64["chips_per_slice"], 32);
+  EXPECT_EQ(tpu7x_64["devices_per_slice"], 64);
+  EXPECT_EQ(tpu7x_64["hosts_per_slice"], 8);
+  // The same object a cluster of that type shows.
+  auto cluster = podium().admin().post(
+      "/api/v1/clusters", {{"name", unique_name("cat")}, {"accelerator", "tpu7x-2x4x4"}});
+  ASSERT_EQ(cluster.status, 201) << cluster;
+  EXPECT_EQ(cluster.json["accelerator"], tpu7x_64);
+
+  auto v5e = viewer.api.get("/api/v1/accelerators?family=V5LitePod");  // alias, any case
+  ASSERT_EQ(v5e.status, 200) << v5e;
+  ASSERT_FALSE(v5e.json["items"].empty());
+  for (const auto& a : v5e.json["items"]) EXPECT_EQ(a["family"], "v5e") << a;
+  auto unknown = viewer.api.get("/api/v1/accelerators?family=tpu9");
+  ASSERT_TRUE(is_problem(unknown, 400)) << unknown;
+  EXPECT_NE(unknown.json["valid_choices"].dump().find("tpu7x"), std::string::npos) << unknown;
 }
 
 // ---------------------------------------------------------------------------------------------
