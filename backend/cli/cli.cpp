@@ -119,6 +119,7 @@ const std::map<std::string, std::string>& group_summaries() {
       {"datasets", "manage datasets"},
       {"runs", "submit, inspect and control training runs"},
       {"models", "browse the model catalog"},
+      {"accelerators", "browse the accelerator catalog (slice types: chips, devices, hosts)"},
   };
   return summaries;
 }

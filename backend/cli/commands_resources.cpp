@@ -324,6 +324,14 @@ int models_get(Context& ctx) {
   return print_object(ctx, c);
 }
 
+// ----- accelerators -----
+
+int accelerators_list(Context& ctx) {
+  std::string path = "/api/v1/accelerators";
+  if (auto family = ctx.args.value("family")) path = with_query(path, "family", *family);
+  return print_list(ctx, path, accelerator_columns(), "accelerators");
+}
+
 }  // namespace
 
 void add_resource_commands(std::vector<Command>& out) {
@@ -406,6 +414,12 @@ void add_resource_commands(std::vector<Command>& out) {
 
   out.push_back(make_command("models", "list", "", "list the model catalog", {kLimit, kAll}, 0, 0,
                              models_list));
+  out.push_back(make_command(
+      "accelerators", "list", "", "list the slice types of the accelerator catalog",
+      {{"family", 0, true, false, "FAMILY", "only this family: tpu7x, v5p, v5e (v5litepod), ..."},
+       kLimit,
+       kAll},
+      0, 0, accelerators_list));
   out.push_back(make_command("models", "get", "NAME",
                              "show a model's architecture and parameter counts", {}, 1, 1,
                              models_get));

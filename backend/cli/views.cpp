@@ -92,6 +92,21 @@ std::vector<Column> cluster_columns() {
   };
 }
 
+// One slice type per row: chips, JAX devices and hosts side by side (the names count chips or
+// TensorCores depending on the family; this table says which is which).
+std::vector<Column> accelerator_columns() {
+  return {
+      field_column("TYPE", "type"),
+      field_column("FAMILY", "family"),
+      {"TOPOLOGY", [](const Json& a) { return format_value(find_path(a, "topology")); }},
+      field_column("CHIPS", "chips_per_slice", true),
+      field_column("DEVICES", "devices_per_slice", true),
+      field_column("HOSTS", "hosts_per_slice", true),
+      field_column("TFLOP/S/DEVICE", "peak_tflops_per_device", true),
+      field_column("HBM GIB/DEVICE", "hbm_gib_per_device", true),
+  };
+}
+
 std::vector<Column> dataset_columns() {
   return {
       field_column("NAME", "name"),

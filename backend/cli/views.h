@@ -16,10 +16,11 @@ std::vector<Column> cluster_columns();  // NAME ACCELERATOR TOPOLOGY SLICES CAPA
 std::vector<Column> dataset_columns();  // NAME FORMAT RECORDS BYTES TOKENS CREATED URI
 std::vector<Column> run_columns();      // ID NAME STATE CLUSTER MODEL STEP RESTARTS CREATED
 std::vector<Column> attempt_columns();  // ATTEMPT STATE STARTED ENDED EXIT FAILURE STEPS HOSTS
-std::vector<Column> run_event_columns();   // AT FROM TO CAUSE
-std::vector<Column> checkpoint_columns();  // STEP URI SIZE CREATED
-std::vector<Column> worker_columns();      // ID SLICE HOST HOSTNAME ADDRESS DEVICES STATE ...
-std::vector<Column> model_columns();       // NAME WORKLOAD DECODER LAYERS PARAMS ACTIVE MOE
+std::vector<Column> run_event_columns();    // AT FROM TO CAUSE
+std::vector<Column> checkpoint_columns();   // STEP URI SIZE CREATED
+std::vector<Column> worker_columns();       // ID SLICE HOST HOSTNAME ADDRESS DEVICES STATE ...
+std::vector<Column> model_columns();        // NAME WORKLOAD DECODER LAYERS PARAMS ACTIVE MOE
+std::vector<Column> accelerator_columns();  // TYPE FAMILY TOPOLOGY CHIPS DEVICES HOSTS TFLOP/S HBM
 
 // The plan of POST /api/v1/plan (or the "plan" of a run) as a readable verdict.
 std::string render_plan(const Json& plan);

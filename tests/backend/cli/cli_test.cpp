@@ -292,6 +292,28 @@ TEST_F(Cli, RunsListTableWithFilters) {
   EXPECT_EQ(err(), "");
 }
 
+TEST_F(Cli, AcceleratorsListShowsChipsDevicesAndHostsSideBySide) {
+  always(200, R"({"items":[{"family":"tpu7x","type":"tpu7x-64","topology":"2x4x4",
+    "chips_per_slice":32,"devices_per_slice":64,"hosts_per_slice":8,
+    "peak_tflops_per_device":1153.5,"hbm_gib_per_device":96},
+    {"family":"tpu7x","type":"tpu7x-128","topology":"4x4x4","chips_per_slice":64,
+    "devices_per_slice":128,"hosts_per_slice":16,"peak_tflops_per_device":1153.5,
+    "hbm_gib_per_device":96}],"next_cursor":null})");
+  ASSERT_EQ(run({"accelerators", "list", "--family", "tpu7x"}), kExitOk);
+  ASSERT_EQ(requests().size(), 1u);
+  EXPECT_EQ(requests()[0].path, "/api/v1/accelerators?family=tpu7x");
+  EXPECT_THAT(out(), HasSubstr("TYPE"));
+  EXPECT_THAT(out(), HasSubstr("CHIPS"));
+  EXPECT_THAT(out(), HasSubstr("DEVICES"));
+  EXPECT_THAT(out(), HasSubstr("HOSTS"));
+  const std::string text = out();
+  const size_t row = text.find("tpu7x-64");
+  ASSERT_NE(row, std::string::npos) << text;
+  const std::string line = text.substr(row, text.find('\n', row) - row);
+  EXPECT_THAT(line, ::testing::MatchesRegex(".*2x4x4 +32 +64 +8 +1153\\.5 +96"));
+  EXPECT_EQ(err(), "");
+}
+
 TEST_F(Cli, ListWithoutAllMentionsMorePages) {
   always(200, R"({"items":[{"id":"r1"}],"next_cursor":"abc"})");
   ASSERT_EQ(run({"runs", "list"}), kExitOk);
