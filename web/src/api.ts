@@ -1,6 +1,6 @@
 // The one typed client of the Podium REST API. Same origin: the session cookie authenticates.
 import type {
-  ApiToken, Attempt, Checkpoint, Cluster, ClusterCreate, ClusterPatch, CompareResult, Dataset,
+  Accelerator, ApiToken, Attempt, Checkpoint, Cluster, ClusterCreate, ClusterPatch, CompareResult, Dataset,
   DatasetCreate, LogLine, Me, Metrics, Model,
   Page, Plan, Problem, ProvisioningOption, Run, RunEvent, Summary, User, UserCreate, UserCreated,
   UserPatch, Worker, WorkerToken, WorkerTokenCreated,
@@ -100,6 +100,8 @@ export class Api {
     return this.request<CompareResult>('GET', `/compare${query({ runs: runs.join(','), baseline })}`);
   }
 
+  /** The slice types of the server's accelerator catalog (chips, devices, hosts of each). */
+  accelerators() { return this.request<Page<Accelerator>>('GET', '/accelerators'); }
   clusters() { return this.request<Page<Cluster>>('GET', '/clusters?limit=500'); }
   cluster(name: string) { return this.request<Cluster>('GET', `/clusters/${seg(name)}`); }
   createCluster(body: ClusterCreate) { return this.request<Cluster>('POST', '/clusters', body); }

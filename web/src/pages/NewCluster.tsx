@@ -1,14 +1,14 @@
 // The new-cluster form on /clusters (admins): POST /clusters, then the new cluster's page.
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorBox, FieldMessage } from '../components/ui';
+import { ErrorBox, FieldMessage, usePoll } from '../components/ui';
 import { navigate } from '../router';
 import { CAPACITIES, EMPTY_CLUSTER_FORM, newClusterBody, type NewClusterForm } from '../clusterForm';
 
-const ACCELERATOR_EXAMPLES = ['tpu7x-64', 'tpu7x-2x4x4', 'v5p-2x2x2', 'v6e-8', 'v5litepod-16', 'h100-16', 'cpu-2'];
-
 export function NewClusterForm({ onCancel }: { onCancel: () => void }) {
   const [form, setForm] = useState<NewClusterForm>(EMPTY_CLUSTER_FORM);
+  // The server's catalog: every slice type it knows, with what it is in chips, devices and hosts.
+  const catalog = usePoll(() => api.accelerators(), [], 0, false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const { body, errors } = useMemo(() => newClusterBody(form), [form]);
@@ -36,7 +36,9 @@ export function NewClusterForm({ onCancel }: { onCancel: () => void }) {
         <label>Name <input name="name" value={form.name} onInput={set('name')} required maxLength={63} placeholder="v7-train" /></label>
         <label>Accelerator
           <input name="accelerator" value={form.accelerator} onInput={set('accelerator')} required maxLength={64} list="accelerator-examples" placeholder="tpu7x-64, v5p-2x2x2, cpu-2" />
-          <datalist id="accelerator-examples">{ACCELERATOR_EXAMPLES.map((a) => <option key={a} value={a} />)}</datalist>
+          <datalist id="accelerator-examples" data-test="accelerator-catalog">{(catalog.data?.items ?? []).map((a) => (
+            <option key={a.type} value={a.type}>{`${a.topology ? `${a.topology}: ` : ''}${a.chips_per_slice} chips, ${a.devices_per_slice} devices, ${a.hosts_per_slice} hosts`}</option>
+          ))}</datalist>
         </label>
         <label>Slices <input name="num_slices" inputMode="numeric" value={form.num_slices} onInput={set('num_slices')} /><FieldMessage errors={errors} field="num_slices" /></label>
         <label>Capacity

@@ -284,6 +284,13 @@ try {
     await page.click('button:has-text("New cluster")');
     await page.waitForSelector('[data-test=cluster-form]');
     const form = '[data-test=cluster-form]';
+    // The accelerator suggestions are the server's catalog, each with its chips, devices, hosts.
+    await page.waitForSelector('[data-test=accelerator-catalog] option[value="tpu7x-64"]', { state: 'attached' });
+    const catalog = await podium.call('GET', '/api/v1/accelerators');
+    const offered = await page.$$eval('[data-test=accelerator-catalog] option', (os) => os.map((o) => o.value));
+    assert(JSON.stringify(offered) === JSON.stringify(catalog.items.map((a) => a.type)), `the catalog is offered: ${offered.length} of ${catalog.items.length}`);
+    const tpu7x64 = await page.textContent('[data-test=accelerator-catalog] option[value="tpu7x-64"]');
+    assert(tpu7x64 === '2x4x4: 32 chips, 64 devices, 8 hosts', `tpu7x-64 described: ${tpu7x64}`);
     await page.fill(`${form} input[name=name]`, 'web-v5p');
     await page.fill(`${form} input[name=accelerator]`, 'v5p-2x2x2');
     await page.fill(`${form} input[name=num_slices]`, '2');
