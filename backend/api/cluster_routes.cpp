@@ -243,6 +243,8 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
         auto out = ctx.db.transact([&](db::Transaction& tx) {
           auto id = find_cluster_id(tx, rc.param("id"));
           if (!id) throw http::not_found("no cluster " + rc.param("id"));
+          // Nothing to change: no write, no audit entry, updated_at stays when it was.
+          if (body.empty()) return load_cluster(ctx, tx, *id);
           tx.exec(
               "UPDATE clusters SET num_slices = coalesce($2::integer, num_slices), capacity = "
               "coalesce($3, capacity), "

@@ -298,6 +298,17 @@ TEST_F(Crud, ClusterWorkersAndProvisioning) {
         EXPECT_EQ(c.get<std::string>().find("$PROJECT"), std::string::npos) << c;
   }
   EXPECT_NE(prov.body.find("--project train-project-7"), std::string::npos) << prov;
+  // An empty patch changes nothing: the same cluster, updated_at as it was, no audit entry.
+  const auto audits = [&] {
+    return podium().db().scalar(
+        "SELECT count(*) FROM audit_log WHERE resource_type = 'cluster' AND action = 'update'");
+  };
+  const std::string audits_before = audits();
+  auto unchanged = admin.patch("/api/v1/clusters/prov", json::object());
+  ASSERT_EQ(unchanged.status, 200) << unchanged;
+  EXPECT_EQ(unchanged.json, admin.get("/api/v1/clusters/prov").json);
+  EXPECT_EQ(unchanged.json["updated_at"], patched.json["updated_at"]);
+  EXPECT_EQ(audits(), audits_before);
   // "" clears a field.
   patched = admin.patch("/api/v1/clusters/prov", {{"network", ""}});
   ASSERT_EQ(patched.status, 200) << patched;
