@@ -28,10 +28,14 @@ command -v ninja >/dev/null 2>&1 && [ ! -f "$build/CMakeCache.txt" ] && generato
 # shorter compile than -O2 -g on two cores.
 linker=()
 command -v mold >/dev/null 2>&1 && linker=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=mold)
-CXX=clang++ cmake -S . -B "$build" "${generator[@]}" "${linker[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
-  -DPODIUM_UNIT_ONLY=ON -DPODIUM_FUZZ=ON -DPODIUM_BENCH=OFF >/dev/null
-cmake --build "$build" -j "${PODIUM_BUILD_JOBS:-$(nproc)}" >/dev/null
+# PODIUM_FUZZ_SKIP_BUILD=1: the caller built the targets already (bench/reliability runs several
+# targets at once from one build directory, which concurrent builds would corrupt).
+if [ "${PODIUM_FUZZ_SKIP_BUILD:-}" != 1 ]; then
+  CXX=clang++ cmake -S . -B "$build" "${generator[@]}" "${linker[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+    -DPODIUM_UNIT_ONLY=ON -DPODIUM_FUZZ=ON -DPODIUM_BENCH=OFF >/dev/null
+  cmake --build "$build" -j "${PODIUM_BUILD_JOBS:-$(nproc)}" >/dev/null
+fi
 [ "${1:-}" = "--build-only" ] && exit 0
 
 targets=$(ls fuzz/*_fuzzer.cpp | xargs -n1 basename | sed 's/\.cpp$//')

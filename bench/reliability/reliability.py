@@ -8,6 +8,7 @@ See docs/reliability.md. Exit status 0 only when every scenario that ran met eve
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -50,6 +51,12 @@ def parse_args():
     p.add_argument("--fuzz-runs", type=int, default=None,
                    help="executions per fuzz target (issue 12: 10000000); --fuzz-seconds then "
                         "bounds each target's time (default 7200)")
+    p.add_argument("--fuzz-targets", default=None,
+                   help="comma-separated fuzz targets (default: every fuzz/*_fuzzer.cpp); the "
+                        "others keep their recorded figures")
+    p.add_argument("--fuzz-jobs", type=int, default=1,
+                   help="fuzz targets run at once, one process each (a core each: on a machine "
+                        "with N free cores, N)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--work", default=None, help="scratch directory (default /tmp/podium-rel-*)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -84,30 +91,45 @@ def parse_args():
 FUZZ_EXECUTIONS = 10_000_000  # issue 12: each target's long run
 
 
-def run_fuzz(seconds, runs=None):
-    targets = sorted(f[:-4] for f in os.listdir(os.path.join(c.ROOT, "fuzz"))
-                     if f.endswith("_fuzzer.cpp"))
-    out, problems = {}, []
-    env = dict(os.environ)
+def fuzz_one(t, seconds, runs, env):
+    say("fuzz: %s for %s" % (t, "%d executions (at most %d s)" % (runs, seconds) if runs
+                             else "%d s" % seconds))
+    r = subprocess.run([os.path.join(c.ROOT, "scripts", "fuzz.sh"), t, str(seconds)],
+                       capture_output=True, text=True, timeout=seconds + 3600, env=env)
+    m = re.search(r"fuzz: %s ok: (\d+) executions in (\d+) s" % re.escape(t), r.stdout)
+    if r.returncode == 0 and m:
+        record = {"executions": int(m.group(1)), "seconds": int(m.group(2)), "crashes": 0}
+        say("fuzz: %s: %d executions in %d s, 0 crashes" % (t, record["executions"],
+                                                            record["seconds"]))
+        problem = None
+        if record["executions"] < FUZZ_EXECUTIONS:
+            problem = "fuzz %s: %d executions (target >= %d)" % (t, record["executions"],
+                                                                FUZZ_EXECUTIONS)
+        return record, problem
+    return ({"executions": None, "crashes": 1},
+            "fuzz %s failed: %s" % (t, (r.stdout + r.stderr)[-500:]))
+
+
+def run_fuzz(seconds, runs=None, targets=None, jobs=1):
+    every = sorted(f[:-4] for f in os.listdir(os.path.join(c.ROOT, "fuzz"))
+                   if f.endswith("_fuzzer.cpp"))
+    targets = targets or every
+    unknown = [t for t in targets if t not in every]
+    if unknown:
+        return {}, ["unknown fuzz target(s): %s (known: %s)" % (", ".join(unknown),
+                                                                ", ".join(every))]
+    # Build once: the runs below share the build directory and must not build it concurrently.
+    b = subprocess.run([os.path.join(c.ROOT, "scripts", "fuzz.sh"), "--build-only"],
+                       capture_output=True, text=True)
+    if b.returncode != 0:
+        return {}, ["fuzz build failed: %s" % (b.stdout + b.stderr)[-500:]]
+    env = dict(os.environ, PODIUM_FUZZ_SKIP_BUILD="1")
     if runs:
         env["PODIUM_FUZZ_RUNS"] = str(runs)
-    for t in targets:
-        say("fuzz: %s for %s" % (t, "%d executions (at most %d s)" % (runs, seconds) if runs
-                                 else "%d s" % seconds))
-        r = subprocess.run([os.path.join(c.ROOT, "scripts", "fuzz.sh"), t, str(seconds)],
-                           capture_output=True, text=True, timeout=seconds + 3600, env=env)
-        m = re.search(r"fuzz: %s ok: (\d+) executions in (\d+) s" % re.escape(t), r.stdout)
-        if r.returncode == 0 and m:
-            out[t] = {"executions": int(m.group(1)), "seconds": int(m.group(2)), "crashes": 0}
-            say("fuzz: %s: %d executions in %d s, 0 crashes" % (t, out[t]["executions"],
-                                                                out[t]["seconds"]))
-            if out[t]["executions"] < FUZZ_EXECUTIONS:
-                problems.append("fuzz %s: %d executions (target >= %d)" %
-                                (t, out[t]["executions"], FUZZ_EXECUTIONS))
-        else:
-            out[t] = {"executions": None, "crashes": 1}
-            problems.append("fuzz %s failed: %s" % (t, (r.stdout + r.stderr)[-500:]))
-    return out, problems
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        done = dict(zip(targets, pool.map(lambda t: fuzz_one(t, seconds, runs, env), targets)))
+    out = {t: done[t][0] for t in targets}
+    return out, [done[t][1] for t in targets if done[t][1]]
 
 
 def main():
@@ -178,7 +200,10 @@ def main():
         problems.append("hostile: /healthz p99 %s ms (target < %d)" % (hz["healthz_p99_ms"],
                                                                        HEALTHZ_P99_MS))
     if "fuzz" in a.scenarios and a.fuzz_seconds > 0:
-        result["fuzz"], fp = run_fuzz(a.fuzz_seconds, a.fuzz_runs)
+        targets = a.fuzz_targets.split(",") if a.fuzz_targets else None
+        fresh, fp = run_fuzz(a.fuzz_seconds, a.fuzz_runs, targets, a.fuzz_jobs)
+        # Targets not run this time keep their recorded long runs.
+        result["fuzz"] = dict(previous.get("fuzz") or {}, **fresh)
         problems += fp
     elif previous.get("fuzz"):
         result["fuzz"] = previous["fuzz"]  # the recorded long runs (not rerun this time)
