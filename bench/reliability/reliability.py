@@ -57,6 +57,9 @@ def parse_args():
     p.add_argument("--fuzz-jobs", type=int, default=1,
                    help="fuzz targets run at once, one process each (a core each: on a machine "
                         "with N free cores, N)")
+    p.add_argument("--fuzz-chunk", type=int, default=500000,
+                   help="with --fuzz-runs: executions per fuzzer process; a long run is fresh "
+                        "processes from one corpus, since one slows as it ages (0: one process)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--work", default=None, help="scratch directory (default /tmp/podium-rel-*)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -91,26 +94,53 @@ def parse_args():
 FUZZ_EXECUTIONS = 10_000_000  # issue 12: each target's long run
 
 
-def fuzz_one(t, seconds, runs, env):
-    say("fuzz: %s for %s" % (t, "%d executions (at most %d s)" % (runs, seconds) if runs
-                             else "%d s" % seconds))
+def fuzz_process(t, seconds, runs, env):
+    """One fuzzer process of at most `runs` executions and `seconds`: (executions, seconds) or
+    (None, the failure's text)."""
+    env = dict(env)
+    if runs:
+        env["PODIUM_FUZZ_RUNS"] = str(runs)
     r = subprocess.run([os.path.join(c.ROOT, "scripts", "fuzz.sh"), t, str(seconds)],
                        capture_output=True, text=True, timeout=seconds + 3600, env=env)
     m = re.search(r"fuzz: %s ok: (\d+) executions in (\d+) s" % re.escape(t), r.stdout)
     if r.returncode == 0 and m:
-        record = {"executions": int(m.group(1)), "seconds": int(m.group(2)), "crashes": 0}
-        say("fuzz: %s: %d executions in %d s, 0 crashes" % (t, record["executions"],
-                                                            record["seconds"]))
-        problem = None
-        if record["executions"] < FUZZ_EXECUTIONS:
-            problem = "fuzz %s: %d executions (target >= %d)" % (t, record["executions"],
-                                                                FUZZ_EXECUTIONS)
-        return record, problem
-    return ({"executions": None, "crashes": 1},
-            "fuzz %s failed: %s" % (t, (r.stdout + r.stderr)[-500:]))
+        return int(m.group(1)), int(m.group(2))
+    return None, (r.stdout + r.stderr)[-500:]
 
 
-def run_fuzz(seconds, runs=None, targets=None, jobs=1):
+def fuzz_one(t, seconds, runs, env, chunk):
+    """A target's long run: `runs` executions (or `seconds`) in fresh processes of at most `chunk`
+    executions each, from the same corpus. A libFuzzer process slows as it ages (config_yaml from
+    about 1,600 to about 300 executions/s within half an hour; docs/reliability.md), so a long run
+    is many short ones; a crash stops it."""
+    say("fuzz: %s for %s" % (t, "%d executions (at most %d s)" % (runs, seconds) if runs
+                             else "%d s" % seconds))
+    executions, spent, processes = 0, 0, 0
+    while True:
+        left_s = seconds - spent
+        want = min(chunk, runs - executions) if runs and chunk else (runs - executions if runs
+                                                                      else None)
+        if left_s <= 0 or (runs and want <= 0):
+            break
+        n, took = fuzz_process(t, left_s, want, env)
+        processes += 1
+        if n is None:
+            return ({"executions": executions, "seconds": spent, "processes": processes,
+                     "crashes": 1}, "fuzz %s failed: %s" % (t, took))
+        executions += n
+        spent += max(1, took)
+        if not runs or not chunk:
+            break  # one process for the whole time (or all the executions)
+    record = {"executions": executions, "seconds": spent, "processes": processes, "crashes": 0}
+    say("fuzz: %s: %d executions in %d s (%d processes), 0 crashes" % (t, executions, spent,
+                                                                        processes))
+    problem = None
+    if executions < FUZZ_EXECUTIONS:
+        problem = "fuzz %s: %d executions (target >= %d)" % (t, executions, FUZZ_EXECUTIONS)
+    return record, problem
+
+
+def run_fuzz(seconds, runs=None, targets=None, jobs=1, chunk=None):
     every = sorted(f[:-4] for f in os.listdir(os.path.join(c.ROOT, "fuzz"))
                    if f.endswith("_fuzzer.cpp"))
     targets = targets or every
@@ -124,10 +154,9 @@ def run_fuzz(seconds, runs=None, targets=None, jobs=1):
     if b.returncode != 0:
         return {}, ["fuzz build failed: %s" % (b.stdout + b.stderr)[-500:]]
     env = dict(os.environ, PODIUM_FUZZ_SKIP_BUILD="1")
-    if runs:
-        env["PODIUM_FUZZ_RUNS"] = str(runs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        done = dict(zip(targets, pool.map(lambda t: fuzz_one(t, seconds, runs, env), targets)))
+        done = dict(zip(targets, pool.map(lambda t: fuzz_one(t, seconds, runs, env, chunk),
+                                          targets)))
     out = {t: done[t][0] for t in targets}
     return out, [done[t][1] for t in targets if done[t][1]]
 
@@ -201,7 +230,7 @@ def main():
                                                                        HEALTHZ_P99_MS))
     if "fuzz" in a.scenarios and a.fuzz_seconds > 0:
         targets = a.fuzz_targets.split(",") if a.fuzz_targets else None
-        fresh, fp = run_fuzz(a.fuzz_seconds, a.fuzz_runs, targets, a.fuzz_jobs)
+        fresh, fp = run_fuzz(a.fuzz_seconds, a.fuzz_runs, targets, a.fuzz_jobs, a.fuzz_chunk)
         # Targets not run this time keep their recorded long runs.
         result["fuzz"] = dict(previous.get("fuzz") or {}, **fresh)
         problems += fp
