@@ -4,6 +4,7 @@
 #include "engine/core/launch_policy.h"
 #include "engine/core/provisioning.h"
 
+#include "backend/api/accelerator_problem.h"
 #include "backend/api/api_context.h"
 #include "backend/api/launch_policy_check.h"
 #include "backend/api/resolve.h"
@@ -18,7 +19,7 @@ namespace {
 
 const std::vector<std::string> kCapacities = {"spot", "on-demand", "reservation", "flex"};
 
-bool valid_name(const std::string& s) {
+bool valid_cluster_name(const std::string& s) {
   if (s.empty() || s.size() > 63) return false;
   if (!std::isalnum(static_cast<unsigned char>(s.front()))) return false;
   for (char c : s)
@@ -107,15 +108,6 @@ nlohmann::json cluster_json(const db::Result& r, size_t i) {
   return j;
 }
 
-http::Problem accelerator_problem(const core::AcceleratorError& e) {
-  std::string choices;
-  for (const auto& c : e.valid_choices) choices += (choices.empty() ? "" : ", ") + c;
-  auto p = http::unprocessable(e.message + (choices.empty() ? "" : "; valid choices: " + choices),
-                               {{"accelerator", e.message}});
-  p.extra["valid_choices"] = e.valid_choices;
-  return p;
-}
-
 // The executor field, validated (engine/core/executor.h); nullopt when absent. An invalid
 // executor is a 422 naming every field at fault (call after the reader's own checks passed).
 std::optional<std::string> read_executor(const std::optional<nlohmann::json>& value) {
@@ -179,7 +171,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto labels = in.object("labels", false, true);
     auto executor_json = in.any("executor");
     auto launch_policy_json = in.any("launch_policy");
-    if (name && !valid_name(*name))
+    if (name && !valid_cluster_name(*name))
       in.error("name",
                "use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit");
     in.reject_unknown_fields();

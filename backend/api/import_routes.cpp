@@ -8,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "backend/api/accelerator_problem.h"
 #include "backend/api/api_context.h"
 #include "backend/api/run_view.h"
 #include "backend/api/sql_util.h"
@@ -36,7 +37,7 @@ json finite(const std::optional<double>& v) {
 }
 
 // The same rule as a submitted run's name (engine/core/run_spec.cpp).
-bool valid_name(const std::string& s) {
+bool valid_run_name(const std::string& s) {
   if (s.empty() || s.size() > kMaxNameLength) return false;
   if (!std::isalnum(static_cast<unsigned char>(s.front()))) return false;
   return std::all_of(s.begin(), s.end(), [](unsigned char c) {
@@ -72,15 +73,6 @@ struct ImportRequest {
   std::string log;
 };
 
-http::Problem accelerator_problem(const core::AcceleratorError& e) {
-  std::string choices;
-  for (const auto& c : e.valid_choices) choices += (choices.empty() ? "" : ", ") + c;
-  auto p = http::unprocessable(e.message + (choices.empty() ? "" : "; valid choices: " + choices),
-                               {{"accelerator", e.message}});
-  p.extra["valid_choices"] = e.valid_choices;
-  return p;
-}
-
 ImportRequest read_request(const ApiContext& ctx, const http::Request& req) {
   auto body = http::parse_json_object(req);
   http::ObjectReader in(body);
@@ -91,7 +83,7 @@ ImportRequest read_request(const ApiContext& ctx, const http::Request& req) {
   auto model = in.string("model", true, 128);
   auto config = in.object("config", false);
   auto log = in.string("log", true, ctx.config.max_body_bytes);
-  if (name && !valid_name(*name))
+  if (name && !valid_run_name(*name))
     in.error("name",
              "must be 1-128 characters of letters, digits, '-', '_' or '.', starting with a "
              "letter or digit");
