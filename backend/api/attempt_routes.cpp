@@ -27,8 +27,7 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
                 " AS started_at, " + rfc3339("finished_at") +
                 " AS ended_at FROM attempts WHERE run_id = $1 AND ($2::bigint IS NULL OR seq > "
                 "$2::bigint) ORDER BY seq LIMIT $3::int",
-            {run_id, page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
-             std::to_string(page.limit + 1)});
+            {run_id, page.after_param(), page.limit_param()});
         auto h = tx.exec(
             "SELECT ah.attempt_id, ah.rank, ah.worker_id, ah.slice, ah.host, ah.gang_slice, "
             "ah.address, ah.state, ah.pid, ah.exit_code, ah.signal, " +

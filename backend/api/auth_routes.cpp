@@ -191,10 +191,7 @@ void register_auth_routes(http::Router& router, ApiContext& ctx) {
                              " AS revoked_at FROM api_tokens WHERE user_id = $1 AND ($2::bigint IS "
                              "NULL OR seq < $2) "
                              "ORDER BY seq DESC LIMIT $3",
-                         {user_id(rc),
-                          page.after_seq ? db::Param(std::to_string(*page.after_seq))
-                                         : db::Param(std::nullopt),
-                          std::to_string(page.limit + 1)});
+                         {user_id(rc), page.after_param(), page.limit_param()});
         },
         db::TxMode::read_only);
     nlohmann::json items = nlohmann::json::array();

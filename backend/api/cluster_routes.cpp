@@ -145,8 +145,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
           return tx.exec(
               cluster_select("$3") +
                   "WHERE ($1::bigint IS NULL OR c.seq < $1) ORDER BY c.seq DESC LIMIT $2",
-              {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
-               std::to_string(page.limit + 1), heartbeat_param(ctx)});
+              {page.after_param(), page.limit_param(), heartbeat_param(ctx)});
         },
         db::TxMode::read_only);
     nlohmann::json items = nlohmann::json::array();
@@ -329,10 +328,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
                       " AS revoked_at FROM worker_tokens t LEFT JOIN users u ON u.id = "
                       "t.created_by WHERE t.cluster_id = $1 AND ($2::bigint IS NULL OR t.seq < "
                       "$2) ORDER BY t.seq DESC LIMIT $3",
-                  {*id,
-                   page.after_seq ? db::Param(std::to_string(*page.after_seq))
-                                  : db::Param(std::nullopt),
-                   std::to_string(page.limit + 1)});
+                  {*id, page.after_param(), page.limit_param()});
             },
             db::TxMode::read_only);
         nlohmann::json items = nlohmann::json::array();

@@ -44,7 +44,7 @@ void register_dataset_routes(http::Router& router, ApiContext& ctx) {
         [&](db::Transaction& tx) {
           return tx.exec(dataset_select() +
                              "WHERE ($1::bigint IS NULL OR seq < $1) ORDER BY seq DESC LIMIT $2",
-                         {opt_int(page.after_seq), std::to_string(page.limit + 1)});
+                         {page.after_param(), page.limit_param()});
         },
         db::TxMode::read_only);
     nlohmann::json items = nlohmann::json::array();

@@ -47,8 +47,7 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
                   "AND ($7::text IS NULL OR $7 = ANY(r.tags)) "
                   "AND ($8::text IS NULL OR strpos(lower(r.name), lower($8)) > 0) "
                   "ORDER BY r.seq DESC LIMIT $2",
-              {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
-               std::to_string(page.limit + 1), state, param("cluster"), param("model"),
+              {page.after_param(), page.limit_param(), state, param("cluster"), param("model"),
                param("owner"), param("tag"), param("q")});
         },
         db::TxMode::read_only);

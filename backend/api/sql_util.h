@@ -21,6 +21,14 @@ std::string rfc3339(const std::string& column);
 struct Page {
   int limit = 50;
   std::optional<int64_t> after_seq;  // keyset position from the cursor
+
+  // The two parameters of a keyset page query, "($n::bigint IS NULL OR seq < $n) ... LIMIT $m":
+  // the position (NULL on the first page) and one row more than the page, to tell whether
+  // there is a next one (page_response).
+  db::Param after_param() const {
+    return after_seq ? db::Param(std::to_string(*after_seq)) : db::Param();
+  }
+  std::string limit_param() const { return std::to_string(limit + 1); }
 };
 // Reads ?limit= (1..500, default 50) and ?cursor=; throws Problem 400 for bad values.
 Page read_page(const http::RequestContext& ctx, const std::string& cursor_key);

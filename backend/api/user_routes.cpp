@@ -40,8 +40,7 @@ void register_user_routes(http::Router& router, ApiContext& ctx) {
         [&](db::Transaction& tx) {
           return tx.exec(
               user_select() + "WHERE ($1::bigint IS NULL OR seq < $1) ORDER BY seq DESC LIMIT $2",
-              {page.after_seq ? db::Param(std::to_string(*page.after_seq)) : db::Param(),
-               std::to_string(page.limit + 1)});
+              {page.after_param(), page.limit_param()});
         },
         db::TxMode::read_only);
     nlohmann::json items = nlohmann::json::array();
