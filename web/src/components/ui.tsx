@@ -72,3 +72,26 @@ export function usePoll<T>(load: () => Promise<T>, deps: unknown[], everyMs: num
   }, [...deps, live, tick]);
   return { data, error, reload: () => setTick((t) => t + 1), setData };
 }
+
+/**
+ * A form's submit: nothing while the form has its own errors (`blocked`); otherwise one request
+ * at a time (`busy`), its answer handed to `done`, a refusal kept in `error` for the page to show.
+ */
+export function useSubmit<T>(send: () => Promise<T>, done: (answer: T) => void, blocked: boolean) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (blocked) return;
+    setBusy(true);
+    setError(null);
+    try {
+      done(await send());
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, submit };
+}

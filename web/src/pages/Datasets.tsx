@@ -2,7 +2,7 @@
 // by field) and delete their own (admins any).
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { Empty, ErrorBox, FieldMessage, Loading, usePoll } from '../components/ui';
+import { Empty, ErrorBox, FieldMessage, Loading, usePoll, useSubmit } from '../components/ui';
 import {
   canDeleteDataset, canRegisterDatasets, DATASET_FORMATS, EMPTY_DATASET_FORM, newDatasetBody, uriNote,
   type DatasetForm,
@@ -51,25 +51,11 @@ export function Datasets() {
 function RegisterDataset({ onCancel, onRegistered }: { onCancel: () => void; onRegistered: (d: Dataset) => void }) {
   const me = useMe();
   const [form, setForm] = useState<DatasetForm>(EMPTY_DATASET_FORM);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const { body, errors } = useMemo(() => newDatasetBody(form), [form]);
+  const { busy, error, submit } = useSubmit(() => api.createDataset(body), onRegistered, errors.length > 0);
   const shown = [...errors, ...serverFieldErrors(error)];
   const set = (k: keyof DatasetForm) => (e: Event) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value });
   const note = uriNote(form, me);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (errors.length) return;
-    setBusy(true);
-    setError(null);
-    try {
-      onRegistered(await api.createDataset(body));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
     <form class="run-form cluster-form" onSubmit={submit} aria-label="Register dataset" data-test="dataset-form">
       <fieldset>

@@ -1,7 +1,7 @@
 // The new-cluster form on /clusters (admins): POST /clusters, then the new cluster's page.
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorBox, FieldMessage, usePoll } from '../components/ui';
+import { ErrorBox, FieldMessage, usePoll, useSubmit } from '../components/ui';
 import { navigate } from '../router';
 import { CAPACITIES, EMPTY_CLUSTER_FORM, newClusterBody, type NewClusterForm } from '../clusterForm';
 
@@ -9,25 +9,11 @@ export function NewClusterForm({ onCancel }: { onCancel: () => void }) {
   const [form, setForm] = useState<NewClusterForm>(EMPTY_CLUSTER_FORM);
   // The server's catalog: every slice type it knows, with what it is in chips, devices and hosts.
   const catalog = usePoll(() => api.accelerators(), [], 0, false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const { body, errors } = useMemo(() => newClusterBody(form), [form]);
   const set = (k: keyof NewClusterForm) => (e: Event) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value });
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (errors.length) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const c = await api.createCluster(body);
-      navigate(`/clusters/${encodeURIComponent(c.name)}`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(() => api.createCluster(body),
+    (c) => navigate(`/clusters/${encodeURIComponent(c.name)}`), errors.length > 0);
 
   return (
     <form class="run-form cluster-form" onSubmit={submit} aria-label="New cluster" data-test="cluster-form">

@@ -2,7 +2,7 @@
 // once), change a role, disable or enable, set a new password. Others get a plain message.
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
-import { CopyButton, Empty, ErrorBox, FieldMessage, Loading, usePoll } from '../components/ui';
+import { CopyButton, Empty, ErrorBox, FieldMessage, Loading, usePoll, useSubmit } from '../components/ui';
 import { serverFieldErrors } from '../fields';
 import { ago } from '../format';
 import { useMe } from '../session';
@@ -62,24 +62,10 @@ function UsersAdmin() {
 
 function NewUser({ onCancel, onCreated }: { onCancel: () => void; onCreated: (u: UserCreated) => void }) {
   const [form, setForm] = useState<NewUserForm>(EMPTY_USER_FORM);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const { body, errors } = useMemo(() => newUserBody(form), [form]);
+  const { busy, error, submit } = useSubmit(() => api.createUser(body), onCreated, errors.length > 0);
   const shown = [...errors, ...serverFieldErrors(error)];
   const set = (k: keyof NewUserForm) => (e: Event) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value });
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (errors.length) return;
-    setBusy(true);
-    setError(null);
-    try {
-      onCreated(await api.createUser(body));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
     <form class="run-form cluster-form" onSubmit={submit} aria-label="New user" data-test="user-form">
       <fieldset>
@@ -145,17 +131,9 @@ function UserRow({ user: u, onChanged, onError }: { user: User; onChanged: (u: U
 function SetPassword({ user, onDone }: { user: User; onDone: (u: User | null) => void }) {
   const [password, setPassword] = useState('');
   const [again, setAgain] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const { patch, errors } = passwordPatch(password, again);
+  const { busy, error, submit } = useSubmit(() => api.updateUser(user.id, patch), onDone, errors.length > 0);
   const shown = [...(password || again ? errors : []), ...serverFieldErrors(error)];
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (errors.length) return;
-    setBusy(true);
-    setError(null);
-    try { onDone(await api.updateUser(user.id, patch)); } catch (err) { setError(err); } finally { setBusy(false); }
-  };
   return (
     <form class="inline" onSubmit={submit} aria-label={`New password for ${user.username}`} data-test="password-form">
       <label>New password for {user.username} <input name="new_password" type="password" autoComplete="new-password" value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} /><FieldMessage errors={shown} field="password" /></label>
