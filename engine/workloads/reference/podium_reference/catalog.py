@@ -1,9 +1,9 @@
 """Model catalog of the reference workload: architecture, parameter count and FLOPs.
 
-Pure Python (no torch) on purpose: Podium mirrors these figures in its own model catalog
+Pure Python (no JAX) on purpose: Podium mirrors these figures in its own model catalog
 and planner, and `python3 -m podium_reference.catalog --json` must work with any Python 3.
-The trainer builds its torch model from the same ModelDims, and a unit test checks that
-param_count() equals the number of parameters of the torch model, so the two cannot drift.
+The trainer builds its flax model from the same ModelDims, and a unit test checks that
+param_count() equals the number of parameters of the flax model, so the two cannot drift.
 """
 
 import argparse
@@ -37,7 +37,7 @@ class ModelDims:
 # so Podium's end-to-end tests (gang launch, kill, resume) stay fast.
 # reference-small: about 7x the work of reference-tiny per step (0.65 GFLOP at 2 x 64), so
 # step times are dominated by matmuls rather than Python overhead, yet still well under a
-# second per step with Debian's torch, which runs on the generic (netlib) BLAS at ~1.5 GFLOP/s.
+# second per step on one CPU core.
 CATALOG = {
     "reference-tiny": ModelDims(
         name="reference-tiny",
@@ -73,7 +73,7 @@ def get_dims(model_name):
 
 
 def param_count(d):
-    """Exact number of trainable parameters of the torch model built from `d`.
+    """Exact number of trainable parameters of the flax model built from `d`.
 
     token embedding (vocab x emb)
     + per layer: attention norm (emb) + q (emb x Hq*hd) + k, v (emb x Hkv*hd each)

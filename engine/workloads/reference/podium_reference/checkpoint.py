@@ -1,30 +1,23 @@
-"""Checkpoints in MaxText's layout: <base_output_directory>/<run_name>/checkpoints/<step>/.
+"""Orbax checkpoints in MaxText's layout: <base_output_directory>/<run_name>/checkpoints/<N>/.
 
-A checkpoint is written into a temporary sibling directory named like Orbax's
-(`<step>.orbax-checkpoint-tmp-<microseconds>`), its files and the directory are fsynced, and
-only then is it renamed to the plain step number (and the parent fsynced). A directory whose
-name is a plain integer is therefore always complete; anything else (a save cut short by
-SIGTERM, a crash, a full disk) is never mistaken for a checkpoint, by this trainer or by
-Podium.
+An orbax.checkpoint.CheckpointManager writes step N into a temporary sibling directory
+(`<N>.orbax-checkpoint-tmp-<n>`) and renames it to the plain number once every process has
+written its shards, so a directory named by a plain integer is always complete, for this
+trainer and for Podium's agents. Each step holds two items: `state` (the sharded params and
+AdamW state, restored onto whatever mesh the resuming run has) and `meta` (JSON: the data
+position in bytes, model_name, ...).
 
 The number is the count of completed steps: checkpoint 10 holds the state after steps 0..9,
-and a run resumed from it continues with step 10.
+and a run resumed from it continues with step 10 (Podium's convention for this workload;
+MaxText numbers a checkpoint by the step it was taken after).
+
+With several processes every one of them calls save and restore (Orbax's collective
+protocol), and all of them must see the same directory: the same absolute path on one
+machine, a shared filesystem or a bucket on a cluster.
 """
 
-import io
-import json
 import os
 import re
-import shutil
-import time
-
-import torch
-
-STATE_FILE = "state.pt"
-METADATA_FILE = "metadata.json"
-FORMAT = "podium-reference-checkpoint/1"
-_FINISHED = re.compile(r"^[0-9]+$")
-
 
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.+)$")
 OBJECT_STORE_ENV = "PODIUM_REFERENCE_OBJECT_STORE"
@@ -54,66 +47,31 @@ def local_root(root, environ=os.environ):
     return os.path.join(store, match.group(1).lower(), match.group(2))
 
 
-def finished_steps(root):
-    """Sorted steps of finished checkpoints under `root` (empty if it does not exist)."""
-    try:
-        names = os.listdir(root)
-    except FileNotFoundError:
-        return []
-    return sorted(int(n) for n in names if _FINISHED.match(n) and os.path.isdir(os.path.join(root, n)))
+def manager(directory):
+    """A synchronous CheckpointManager over `directory` (created if missing); keeps every step."""
+    import orbax.checkpoint as ocp
+
+    options = ocp.CheckpointManagerOptions(create=True, enable_async_checkpointing=False)
+    return ocp.CheckpointManager(os.path.abspath(directory), options=options,
+                                 item_names=("state", "meta"))
 
 
-def latest_step(root):
-    steps = finished_steps(root)
-    return steps[-1] if steps else None
+def save(mngr, step, state, meta):
+    """Save step `step`; False (nothing written) when a finished checkpoint `step` exists."""
+    import orbax.checkpoint as ocp
+
+    if step in mngr.all_steps():
+        return False
+    mngr.save(step, args=ocp.args.Composite(state=ocp.args.StandardSave(state),
+                                            meta=ocp.args.JsonSave(meta)), force=True)
+    mngr.wait_until_finished()
+    return True
 
 
-def _fsync_path(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def restore(mngr, step, abstract_state):
+    """(state, meta) of checkpoint `step`, the state laid out as `abstract_state` says."""
+    import orbax.checkpoint as ocp
 
-
-def _write_file(path, data):
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def save(root, step, payload, metadata):
-    """Write checkpoint `step` atomically; returns its final path, or None if it already exists.
-
-    An existing checkpoint with the same number is left untouched (another process, e.g. a
-    stale attempt, finished it first) rather than replaced under a reader's feet.
-    """
-    os.makedirs(root, exist_ok=True)
-    final = os.path.join(root, str(step))
-    tmp = os.path.join(root, f"{step}.orbax-checkpoint-tmp-{time.time_ns() // 1000}")
-    os.mkdir(tmp)
-    buffer = io.BytesIO()
-    torch.save(payload, buffer)
-    _write_file(os.path.join(tmp, STATE_FILE), buffer.getvalue())
-    _write_file(os.path.join(tmp, METADATA_FILE),
-                (json.dumps(dict(metadata, format=FORMAT, step=step), indent=2, sort_keys=True) + "\n").encode())
-    _fsync_path(tmp)
-    if os.path.exists(final):
-        shutil.rmtree(tmp, ignore_errors=True)
-        return None
-    os.rename(tmp, final)
-    _fsync_path(root)
-    return final
-
-
-def read_state_bytes(root, step):
-    with open(os.path.join(root, str(step), STATE_FILE), "rb") as f:
-        return f.read()
-
-
-def load_state_bytes(data):
-    payload = torch.load(io.BytesIO(data), map_location="cpu")
-    if payload.get("format") != FORMAT:
-        raise ValueError(f"Unsupported checkpoint format {payload.get('format')!r}")
-    return payload
+    restored = mngr.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract_state),
+                                                          meta=ocp.args.JsonRestore()))
+    return restored["state"], restored["meta"]

@@ -1,79 +1,95 @@
-"""`--compile-only`: the reference workload's counterpart of MaxText's ahead-of-time compile
-(`python3 -m MaxText.train_compile`). It trains nothing and reads no data: it prints the
-per-device memory one training step needs, in the line MaxText prints after compiling
+"""`--compile-only`: the reference workload's counterpart of MaxText's train_compile.
 
-    Total memory size: 1.234 GB, Output size: ..., Temp size: ..., Argument size: ..., Host temp size: 0.000 GB
+It trains nothing and reads no data: it lowers and compiles the real training step ahead of
+time, `jax.jit(train_step).lower(abstract state, abstract batch).compile()`, and prints the
+compiler's figures from `compiled.memory_analysis()` in MaxText's words:
 
-so that Podium's compile-check preflight runs for real on a CPU host.
+    Total memory size: 0.010 GB, Output size: ..., Temp size: ..., Argument size: ..., Host temp size: ...
 
-The count is exact for this model, not an estimate:
-  - arguments (live across the step): parameters, their gradients and AdamW's two moments,
-    4 bytes each (fp32), and the step's input batch (int64);
-  - temporaries: the activations autograd saves for the backward pass, measured with
-    torch.autograd.graph.saved_tensors_hooks (each storage once, parameters excluded).
-Activations are linear in the batch and a polynomial of degree 2 in the sequence length
-(attention scores are s x s), so they are measured at batch 1 and three short lengths and the
-polynomial is evaluated at the configured length: exact, and cheap even when the configured
-shape would need more memory than this host has.
+- Without compile_topology it compiles for this host's own devices (CPU, as many as
+  XLA_FLAGS=--xla_force_host_platform_device_count gives), with the run's mesh.
+- With compile_topology=<accelerator> (v5e-16, v5p-8, v6e-16, tpu7x-64, ...) and
+  compile_topology_num_slices=N it compiles for that TPU slice from this CPU host, as MaxText's
+  train_compile does: the devices come from jax.experimental.topologies.get_topology_desc (no
+  TPU needed, only libtpu). A step that does not fit the chip's HBM fails in XLA's compiler
+  with its RESOURCE_EXHAUSTED error ("Ran out of memory in memory space hbm. Used X of Y hbm"),
+  uncaught: traceback and exit code 1.
 """
 
-import torch
+import os
 
 from podium_reference import catalog
-from podium_reference.model import GPT
+from podium_reference import mesh as mesh_lib
+from podium_reference.train import log, print_compiled_memory_stats, use_cpu_unless_told
 
 
-def _saved_activation_bytes(model, seq_len, param_storages):
-    seen = {}
+def topology_devices(cfg):
+    """(devices, num_slices) of the TPU slice(s) named by compile_topology."""
+    from jax.experimental import topologies
 
-    def pack(t):
-        try:
-            storage = t.storage()
-            key = storage.data_ptr()
-            if key not in param_storages and key not in seen:
-                seen[key] = storage.nbytes()
-        except (RuntimeError, NotImplementedError):
-            seen[id(t)] = t.numel() * t.element_size()
-        return t
+    from podium_reference import topology
 
-    tokens = torch.zeros((1, seq_len + 1), dtype=torch.long)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        loss = model.loss(tokens)
-    del loss
-    return sum(seen.values())
-
-
-def memory_bytes(model_name, per_device_batch_size, max_target_length):
-    """{argument, temp, output, total} bytes per device of one training step."""
-    dims = catalog.get_dims(model_name)
-    torch.manual_seed(0)
-    model = GPT(dims)
-    params = list(model.parameters())
-    param_bytes = sum(p.numel() * p.element_size() for p in params)
-    param_storages = {p.storage().data_ptr() for p in params}
-    # Parameters, gradients, AdamW exp_avg and exp_avg_sq: four copies.
-    argument = 4 * param_bytes + per_device_batch_size * (max_target_length + 1) * 8
-    lengths = (8, 16, 32)
-    measured = [_saved_activation_bytes(model, s, param_storages) for s in lengths]
-    # The quadratic through the three points, evaluated at the configured length (Lagrange).
-    s = float(max_target_length)
-    per_sample = 0.0
-    for i, si in enumerate(lengths):
-        term = float(measured[i])
-        for j, sj in enumerate(lengths):
-            if i != j:
-                term *= (s - sj) / (si - sj)
-        per_sample += term
-    temp = int(round(per_sample)) * per_device_batch_size
-    output = 4  # the loss
-    return {"argument": argument, "temp": temp, "output": output,
-            "total": argument + temp + output}
+    spec = topology.spec(cfg.compile_topology)
+    num_slices = cfg.compile_topology_num_slices
+    if num_slices == -1:
+        num_slices = cfg.num_slices if cfg.num_slices != -1 else 1
+    log(f"Compiling for {spec.accelerator} x {num_slices}: topology {spec.topology_name}, chip config "
+        f"{spec.chip_config_name}, chips per host {spec.chips_per_host_bounds}, wrap {spec.wrap}")
+    topo = topologies.get_topology_desc(platform="tpu", topology_name=spec.topology_name,
+                                        chip_config_name=spec.chip_config_name,
+                                        chips_per_host_bounds=spec.chips_per_host_bounds,
+                                        num_slices=num_slices, wrap=spec.wrap)
+    return list(topo.devices), num_slices
 
 
-def format_line(b):
-    # MaxText's bytes_to_gb divides by 2**30 and labels the result "GB"; so does this line, so
-    # that Podium reads both alike.
-    gb = lambda n: f"{n / 2**30:.3f} GB"  # noqa: E731
-    return (f"Total memory size: {gb(b['total'])}, Output size: {gb(b['output'])}, "
-            f"Temp size: {gb(b['temp'])}, Argument size: {gb(b['argument'])}, "
-            f"Host temp size: {gb(0)}")
+def run(cfg):
+    for key, value in cfg.items():
+        log(f"Config param {key}: {value}")
+    use_cpu_unless_told()
+    if cfg.compile_topology:
+        # libtpu reads the slice's hosts from here when it loads; compiling for a topology
+        # description needs none of them, and this host is not one.
+        os.environ["TPU_WORKER_HOSTNAMES"] = "localhost"
+        os.environ["TPU_WORKER_ID"] = "0"
+        # Several compiles may run at once on one host (no TPU is opened): skip libtpu's
+        # one-process-per-host lock file.
+        os.environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
+    import jax
+    from jax.experimental import mesh_utils
+    from jax.sharding import Mesh
+
+    from podium_reference.state import Trainer
+
+    if cfg.compile_topology:
+        devices, num_slices = topology_devices(cfg)
+        ici, dcn = mesh_lib.shapes(cfg, len(devices), num_slices)
+        if num_slices > 1:
+            array = mesh_utils.create_hybrid_device_mesh(ici, dcn, devices, allow_split_physical_axes=True)
+        else:
+            array = mesh_utils.create_device_mesh(tuple(i * d for i, d in zip(ici, dcn)), devices,
+                                                  allow_split_physical_axes=True)
+    else:
+        devices = jax.devices()
+        num_slices = cfg.num_slices if cfg.num_slices != -1 else 1
+        ici, dcn = mesh_lib.shapes(cfg, len(devices), num_slices)
+        array = mesh_lib.device_array(devices, ici, dcn,
+                                      lambda d: 0 if num_slices == 1 else d.id * num_slices // len(devices))
+    mesh = Mesh(array, mesh_lib.MESH_AXES)
+    log(f"Mesh ({len(devices)} {devices[0].platform} devices, {num_slices} slice{'s' if num_slices != 1 else ''}): "
+        f"{mesh_lib.describe(mesh)}")
+
+    dims = catalog.get_dims(cfg.model_name)
+    trainer = Trainer(dims, cfg.learning_rate, mesh)
+    batch_shape = (cfg.gradient_accumulation_steps, cfg.per_device_batch_size * len(devices),
+                   cfg.max_target_length + 1)
+    log(f"Compiling the training step of {cfg.model_name} for per_device_batch_size="
+        f"{cfg.per_device_batch_size}, max_target_length={cfg.max_target_length}, "
+        f"gradient_accumulation_steps={cfg.gradient_accumulation_steps} (global batch {batch_shape[1]})")
+    compiled = trainer.lower(batch_shape).compile()
+    print_compiled_memory_stats(compiled.memory_analysis())
+    flops, learnable, attention = catalog.training_flops_per_device(
+        dims, cfg.per_device_batch_size, cfg.max_target_length, cfg.gradient_accumulation_steps)
+    log(f"Per train step: Total TFLOPs: {flops / 1e12:.2f} split as {100 * learnable / flops:.2f}% "
+        f"learnable weight flops and {100 * attention / flops:.2f}% attention flops")
+    log("Compiled the training step; nothing trained (--compile-only)")
+    return 0

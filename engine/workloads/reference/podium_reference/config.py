@@ -5,7 +5,7 @@ base.yml mirrors it (a unit test keeps them equal). Like MaxText, an override is
 the schema (int, float, bool, str) and an unknown key is a hard error, because a misspelt key
 that is silently ignored produces a run that trains the wrong thing.
 
-Nothing here imports torch, so a bad command line fails in a fraction of a second.
+Nothing here imports JAX, so a bad command line fails in a fraction of a second.
 """
 
 import os
@@ -15,6 +15,13 @@ from collections import OrderedDict
 import yaml
 
 from podium_reference import catalog
+
+# The parallelism keys of current MaxText (configs/base.yml), in its order. "pipeline" is
+# the mesh axis "stage"; "sequence" is MaxText's older name for context parallelism and is
+# folded into "context" (see mesh.py).
+PARALLELISM_KEYS = ("diloco", "data", "fsdp", "fsdp_transpose", "sequence", "context",
+                    "context_usp_ulysses", "context_autoregressive", "tensor", "tensor_sequence",
+                    "pipeline", "expert", "autoregressive")
 
 # key -> (type, default). Order is the order of the "Config param" log lines.
 SCHEMA = OrderedDict(
@@ -32,6 +39,18 @@ SCHEMA = OrderedDict(
         ("enable_checkpointing", (bool, True)),
         ("checkpoint_period", (int, 10)),
         ("distributed_timeout_seconds", (int, 60)),
+        # Slices of the run (MaxText's num_slices); -1: $MEGASCALE_NUM_SLICES, else 1.
+        ("num_slices", (int, -1)),
+    ]
+    # MaxText's parallelism keys with MaxText's defaults: one DCN and one ICI size per axis,
+    # -1 = "whatever is left" (at most one per kind).
+    + [(f"dcn_{name}_parallelism", (int, -1 if name == "data" else 1)) for name in PARALLELISM_KEYS]
+    + [(f"ici_{name}_parallelism", (int, -1 if name == "fsdp" else 1)) for name in PARALLELISM_KEYS]
+    + [
+        # --compile-only: the accelerator to compile for ("" = this host's devices), as
+        # MaxText's train_compile (v5p-8, v6e-16, tpu7x-64, ...), and its number of slices.
+        ("compile_topology", (str, "")),
+        ("compile_topology_num_slices", (int, -1)),
     ]
 )
 
@@ -105,7 +124,7 @@ def parse_overrides(args):
     return overrides
 
 
-def load(args):
+def load(args, require_dataset=True):
     """Build the configuration from argv[1:]: [<config.yml>] key=value ...
 
     The YAML file is optional (MaxText's newer entry points also infer base.yml); without it
@@ -126,11 +145,11 @@ def load(args):
         if key not in SCHEMA:
             _reject_unknown(key)
         cfg[key] = _coerce(key, value)
-    validate(cfg)
+    validate(cfg, require_dataset)
     return cfg
 
 
-def validate(cfg):
+def validate(cfg, require_dataset=True):
     catalog.get_dims(cfg.model_name)
     for key in ("per_device_batch_size", "max_target_length", "gradient_accumulation_steps",
                 "distributed_timeout_seconds"):
@@ -142,8 +161,15 @@ def validate(cfg):
         raise ValueError(f"checkpoint_period must be >= 1 when enable_checkpointing is true, got {cfg.checkpoint_period}")
     if not cfg.learning_rate > 0:
         raise ValueError(f"learning_rate must be > 0, got {cfg.learning_rate}")
-    if not cfg.dataset_path:
+    if require_dataset and not cfg.dataset_path:
         raise ValueError("dataset_path must name the dataset file (its bytes are the training tokens)")
+    if cfg.num_slices == 0 or cfg.num_slices < -1:
+        raise ValueError(f"num_slices must be -1 (from the environment) or >= 1, got {cfg.num_slices}")
+    if cfg.compile_topology_num_slices == 0 or cfg.compile_topology_num_slices < -1:
+        raise ValueError(f"compile_topology_num_slices must be -1 or >= 1, got {cfg.compile_topology_num_slices}")
+    for key in SCHEMA:
+        if key.endswith("_parallelism") and (cfg[key] == 0 or cfg[key] < -1):
+            raise ValueError(f"{key} must be -1 or >= 1, got {cfg[key]}")
     if not cfg.base_output_directory:
         raise ValueError("base_output_directory must not be empty")
     if "/" in cfg.run_name or cfg.run_name in (".", ".."):

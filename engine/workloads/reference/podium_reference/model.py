@@ -1,118 +1,102 @@
-"""The reference GPT in torch: decoder-only, pre-norm, causal self-attention, byte vocabulary.
+"""The reference decoder in flax (linen): decoder-only, pre-norm, causal self-attention, bytes.
 
-Its shape comes from catalog.ModelDims; every matmul here is one of the terms counted by
-catalog.training_flops_per_device, so the TFLOP/s/device the trainer reports is the work this
-code actually does (attention probabilities are computed in full and masked, as MaxText's
-dot-product attention, but counted at half as MaxText counts causal attention).
+Its shape comes from catalog.ModelDims, and each matmul is one of the terms counted by
+catalog.training_flops_per_device, so the TFLOP/s/device the trainer prints is the work this
+code does (attention scores are computed in full and masked, as MaxText's dot-product
+attention, and counted at half as MaxText counts causal attention). catalog.param_count is
+the number of parameters this module creates (a unit test checks it).
+
+Parameter names (the checkpoint's tree): embedding, layers_<i>/{attention_norm,
+attention/{query,key,value,out}, mlp_norm, mlp/{wi,wo}}, final_norm, unembedding.
 """
 
-import math
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+_INIT = nn.initializers.normal(stddev=0.02)  # GPT-2's initialisation
 
 
 class RMSNorm(nn.Module):
-    def __init__(self, dim, eps=1e-6):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
+    eps: float = 1e-6
 
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
-def rope_tables(seq_len, head_dim, dtype, theta=10000.0):
-    """cos/sin tables for rotary position embeddings (no parameters, any sequence length)."""
-    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
-    angles = torch.outer(torch.arange(seq_len, dtype=torch.float32), inv_freq)
-    angles = torch.cat([angles, angles], dim=-1)
-    return angles.cos().to(dtype), angles.sin().to(dtype)
+    @nn.compact
+    def __call__(self, x):
+        scale = self.param("scale", nn.initializers.ones, (x.shape[-1],), jnp.float32)
+        return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + self.eps) * scale
 
 
-def apply_rope(x, cos, sin):
-    half = x.shape[-1] // 2
-    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-    return x * cos + rotated * sin
+def rope(x, theta=10000.0):
+    """Rotary position embedding of x: (batch, seq, heads, head_dim); no parameters."""
+    seq, head_dim = x.shape[1], x.shape[-1]
+    inv_freq = 1.0 / (theta ** (jnp.arange(0, head_dim, 2, dtype=jnp.float32) / head_dim))
+    angles = jnp.outer(jnp.arange(seq, dtype=jnp.float32), inv_freq)
+    angles = jnp.concatenate([angles, angles], axis=-1)[None, :, None, :]
+    half = head_dim // 2
+    rotated = jnp.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    return x * jnp.cos(angles) + rotated * jnp.sin(angles)
+
+
+def _dense(features, name):
+    return nn.Dense(features, use_bias=False, kernel_init=_INIT, name=name)
 
 
 class Attention(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.heads, self.kv_heads, self.head_dim = d.num_query_heads, d.num_kv_heads, d.head_dim
-        self.query = nn.Linear(d.emb_dim, d.num_query_heads * d.head_dim, bias=False)
-        self.key = nn.Linear(d.emb_dim, d.num_kv_heads * d.head_dim, bias=False)
-        self.value = nn.Linear(d.emb_dim, d.num_kv_heads * d.head_dim, bias=False)
-        self.out = nn.Linear(d.num_query_heads * d.head_dim, d.emb_dim, bias=False)
+    dims: object
 
-    def forward(self, x, cos, sin, mask):
+    @nn.compact
+    def __call__(self, x):
+        d = self.dims
         b, s, _ = x.shape
-        q = self.query(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
-        k = self.key(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
-        v = self.value(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        if self.kv_heads != self.heads:  # grouped-query attention: share each KV head
-            k = k.repeat_interleave(self.heads // self.kv_heads, dim=1)
-            v = v.repeat_interleave(self.heads // self.kv_heads, dim=1)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
-        scores = scores.masked_fill(mask, float("-inf"))
-        y = torch.softmax(scores, dim=-1) @ v
-        return self.out(y.transpose(1, 2).reshape(b, s, self.heads * self.head_dim))
+        q = _dense(d.num_query_heads * d.head_dim, "query")(x).reshape(b, s, d.num_query_heads, d.head_dim)
+        k = _dense(d.num_kv_heads * d.head_dim, "key")(x).reshape(b, s, d.num_kv_heads, d.head_dim)
+        v = _dense(d.num_kv_heads * d.head_dim, "value")(x).reshape(b, s, d.num_kv_heads, d.head_dim)
+        q, k = rope(q), rope(k)
+        if d.num_kv_heads != d.num_query_heads:  # grouped-query attention: share each KV head
+            k = jnp.repeat(k, d.num_query_heads // d.num_kv_heads, axis=2)
+            v = jnp.repeat(v, d.num_query_heads // d.num_kv_heads, axis=2)
+        scores = jnp.einsum("bqhd,bkhd->bhqk", q, k) / jnp.sqrt(jnp.float32(d.head_dim))
+        causal = jnp.tril(jnp.ones((s, s), dtype=bool))
+        scores = jnp.where(causal, scores, jnp.finfo(scores.dtype).min)
+        y = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), v)
+        return _dense(d.emb_dim, "out")(y.reshape(b, s, d.num_query_heads * d.head_dim))
 
 
 class MLP(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.wi = nn.Linear(d.emb_dim, d.mlp_dim * d.mlp_activations, bias=False)
-        self.wo = nn.Linear(d.mlp_dim, d.emb_dim, bias=False)
+    dims: object
 
-    def forward(self, x):
-        return self.wo(F.gelu(self.wi(x)))
+    @nn.compact
+    def __call__(self, x):
+        d = self.dims
+        return _dense(d.emb_dim, "wo")(nn.gelu(_dense(d.mlp_dim * d.mlp_activations, "wi")(x)))
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.attention_norm = RMSNorm(d.emb_dim)
-        self.attention = Attention(d)
-        self.mlp_norm = RMSNorm(d.emb_dim)
-        self.mlp = MLP(d)
+    dims: object
 
-    def forward(self, x, cos, sin, mask):
-        x = x + self.attention(self.attention_norm(x), cos, sin, mask)
-        return x + self.mlp(self.mlp_norm(x))
+    @nn.compact
+    def __call__(self, x):
+        x = x + Attention(self.dims, name="attention")(RMSNorm(name="attention_norm")(x))
+        return x + MLP(self.dims, name="mlp")(RMSNorm(name="mlp_norm")(x))
 
 
-class GPT(nn.Module):
-    def __init__(self, d):
-        super().__init__()
+class Decoder(nn.Module):
+    dims: object
+
+    @nn.compact
+    def __call__(self, tokens):
+        d = self.dims
         if d.mlp_activations != 1:
             raise ValueError("the reference MLP implements a single (GELU) activation")
-        self.dims = d
-        self.embedding = nn.Embedding(d.vocab_size, d.emb_dim)
-        self.layers = nn.ModuleList(DecoderLayer(d) for _ in range(d.num_decoder_layers))
-        self.final_norm = RMSNorm(d.emb_dim)
-        self.unembedding = nn.Linear(d.emb_dim, d.vocab_size, bias=False)
-        self.apply(self._init_weights)
+        x = nn.Embed(d.vocab_size, d.emb_dim, embedding_init=_INIT, name="embedding")(tokens)
+        for i in range(d.num_decoder_layers):
+            x = DecoderLayer(d, name=f"layers_{i}")(x)
+        return _dense(d.vocab_size, "unembedding")(RMSNorm(name="final_norm")(x))
 
-    @staticmethod
-    def _init_weights(module):
-        # GPT-2's initialisation; deterministic given torch.manual_seed(seed) before construction.
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
 
-    def forward(self, tokens):
-        s = tokens.shape[1]
-        x = self.embedding(tokens)
-        cos, sin = rope_tables(s, self.dims.head_dim, x.dtype)
-        mask = torch.ones(s, s, dtype=torch.bool).triu(1)
-        for layer in self.layers:
-            x = layer(x, cos, sin, mask)
-        return self.unembedding(self.final_norm(x))
-
-    def loss(self, sequences):
-        """Mean next-byte cross-entropy over a (batch, max_target_length + 1) tensor."""
-        inputs, targets = sequences[:, :-1], sequences[:, 1:]
-        logits = self(inputs)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+def loss_fn(model, params, sequences):
+    """Mean next-byte cross-entropy over a (batch, max_target_length + 1) int32 array."""
+    inputs, targets = sequences[:, :-1], sequences[:, 1:]
+    logits = model.apply({"params": params}, inputs)
+    logp = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, targets[..., None], axis=-1))
