@@ -140,7 +140,8 @@ def build_mesh(cfg, env):
 
 def main(argv=None, sigterm_guard=True):
     argv = sys.argv if argv is None else argv
-    sys.stdout.reconfigure(line_buffering=True)
+    if hasattr(sys.stdout, "reconfigure"):  # not when a test captures stdout
+        sys.stdout.reconfigure(line_buffering=True)
     args = [a for a in argv[1:] if a != "--compile-only"]
     if len(args) != len(argv) - 1:
         cfg = config_lib.load(args, require_dataset=False)
