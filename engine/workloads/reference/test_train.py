@@ -227,17 +227,20 @@ class ProcessTest(unittest.TestCase):
         self.assertEqual([c for c in checkpoints("sigterm") if c.isdigit()], ["3"])
 
     def test_two_processes_join_with_jax_distributed_and_shard_fsdp_and_data(self):
+        # Two slices of one process each (MEGASCALE_*): data=2 over DCN (the slices exchange
+        # their slice ids), fsdp=2 over each process's 2 devices.
         port = free_port()
-        procs = [popen(args("two", steps=4, checkpoint_period=2, ici_fsdp_parallelism=2, ici_data_parallelism=2),
+        procs = [popen(args("two", steps=4, checkpoint_period=2, ici_fsdp_parallelism=2, dcn_data_parallelism=2),
                        devices=2, extra_env={"JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}",
-                                             "JAX_PROCESS_COUNT": "2", "JAX_PROCESS_ID": str(r)})
+                                             "JAX_PROCESS_COUNT": "2", "JAX_PROCESS_ID": str(r),
+                                             "MEGASCALE_NUM_SLICES": "2", "MEGASCALE_SLICE_ID": str(r)})
                  for r in range(2)]
         outs = [p.communicate(timeout=600) for p in procs]
         for r, (p, (out, err)) in enumerate(zip(procs, outs)):
             self.assertEqual(p.returncode, 0, out + err)
             lines = out.splitlines()
             self.assertIn(f"jax.distributed initialized: process {r} of 2, 4 global devices (2 local)", lines)
-            self.assertTrue(any(l.startswith("Mesh (1 slice): diloco: 1, data: 2, stage: 1, fsdp: 2,") for l in lines))
+            self.assertTrue(any(l.startswith("Mesh (2 slices): diloco: 1, data: 2, stage: 1, fsdp: 2,") for l in lines))
             steps = steps_of(lines)
             self.assertEqual(sorted(steps), [0, 1, 2, 3])
             # The same global batch as the one-process run on 4 devices: the same losses, up to
