@@ -173,6 +173,9 @@ def main(argv=None, sigterm_guard=True):
     if env.process_count > 1:
         log(f"Initializing jax.distributed: process {env.process_id} of {env.process_count}, coordinator "
             f"{env.coordinator_address}, timeout {cfg.distributed_timeout_seconds} s")
+        # Collectives between the processes' CPU devices: gloo over TCP (JAX's default for CPU
+        # today; said explicitly so that a change of default cannot leave them without any).
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(coordinator_address=env.coordinator_address,
                                    num_processes=env.process_count, process_id=env.process_id,
                                    initialization_timeout=cfg.distributed_timeout_seconds)
