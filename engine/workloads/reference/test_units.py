@@ -216,7 +216,7 @@ class ShardingTest(unittest.TestCase):
         mesh = Mesh(mesh_lib.device_array(jax.devices(), ici, dcn, lambda d: 0), mesh_lib.MESH_AXES)
         trainer = Trainer(catalog.CATALOG["reference-tiny"], 0.003, mesh)
         params = trainer.state_shardings["params"]
-        self.assertEqual(params["embedding"]["embedding"].spec, P("tensor", "fsdp"))
+        self.assertEqual(params["embedding"]["embedding"].spec, P("fsdp", "tensor"))  # (vocab, embed)
         self.assertEqual(params["layers_0"]["attention"]["query"]["kernel"].spec, P("fsdp", "tensor"))
         self.assertEqual(params["layers_0"]["mlp"]["wo"]["kernel"].spec, P("tensor", "fsdp"))
         self.assertEqual(params["final_norm"]["scale"].spec, P())

@@ -1,9 +1,11 @@
 """Training state, its sharding over the mesh, and the jitted training step.
 
-The state is {"params": flax params, "opt_state": optax AdamW state}. Every 2-D weight is
+The state is {"params": flax params, "opt_state": optax AdamW state}. Every 2-D kernel is
 sharded over `fsdp` on its embedding dimension and over `tensor` on the other one (heads,
 MLP or vocabulary), each only where the mesh axis divides the dimension; norms and scalars are
-replicated. AdamW's two moments follow their parameter (same tree path suffix, same spec).
+replicated. The embedding table is the exception: `fsdp` on its vocabulary rows, `tensor` on
+its embedding columns, because a lookup into a table whose columns are split over `fsdp` (also
+a batch axis) makes XLA replicate the lookup's result ("Involuntary full rematerialization"). AdamW's two moments follow their parameter (same tree path suffix, same spec).
 The batch (micro-batches, global batch, max_target_length + 1) is sharded over the batch axes
 (mesh.BATCH_AXES) on its second dimension.
 """
@@ -38,7 +40,7 @@ def leaf_spec(path, shape, axis_sizes):
     names = [_key_name(k) for k in path]
     # Kernels whose input is the heads or MLP dimension: out (attention) and wo (MLP).
     if names[-1] == "embedding":
-        logical = ("tensor", "fsdp")  # (vocab, embed)
+        logical = ("fsdp", "tensor")  # (vocab, embed): see the module's docstring
     elif len(names) >= 2 and names[-2] in ("out", "wo"):
         logical = ("tensor", "fsdp")  # (heads*head_dim or mlp, embed)
     else:
