@@ -15,4 +15,4 @@ jobs="${PODIUM_BENCH_JOBS:-2}"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPODIUM_BENCH=ON -DCMAKE_UNITY_BUILD=ON \
   >/dev/null
 nice -n 10 cmake --build "$build" --target podium-server podium-worker -j "$jobs"
-exec nice -n 10 /usr/bin/python3 "$root/bench/limits.py" --bin-dir "$build/bin" "$@"
+exec nice -n 10 "${PODIUM_VENV:-$root/.venv}/bin/python" "$root/bench/limits.py" --bin-dir "$build/bin" "$@"

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Installs what Podium needs from Debian's packages and the npm registry.
-# Idempotent: packages already present are not touched, so a second run costs seconds.
+# Installs what Podium needs from Debian's packages, PyPI (one virtual environment, .venv/) and
+# the npm registry. Idempotent: what is already present is not touched, so a second run costs
+# seconds. Usage: scripts/setup.sh [--tools]   (--tools: also the bench/test tools, see
+# requirements/README.md)
 set -euo pipefail
+with_tools=0
+[ "${1:-}" = "--tools" ] && with_tools=1
 
 DEBIAN_PACKAGES=(
-  build-essential cmake pkg-config ninja-build mold git curl ca-certificates procps
+  build-essential cmake pkg-config ninja-build mold ccache git curl ca-certificates procps
   libboost1.81-dev libboost-url1.81-dev
   nlohmann-json3-dev libpq-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libsodium-dev libssl-dev zlib1g-dev
   postgresql-15 postgresql-client-15
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang libclang-rt-14-dev
-  python3 python3-torch python3-yaml
+  python3 python3-venv
   chromium
   slurm-wlm munge
 )
@@ -43,6 +47,41 @@ else
 fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# The Python environment: the first Python 3.11 on PATH (a fresh Debian's /usr/bin/python3 is
+# 3.11), a venv from requirements/*.txt. A stamp holds the digest of the files installed, so an
+# unchanged environment is reused and a changed file reinstalls.
+venv="${PODIUM_VENV:-$root/.venv}"
+requirements=("$root/requirements/workload.txt")
+[ $with_tools -eq 1 ] && requirements+=("$root/requirements/tools.txt")
+python=""
+for candidate in python3.11 python3 /usr/bin/python3; do
+  if command -v "$candidate" >/dev/null 2>&1 &&
+     "$candidate" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+    python="$(command -v "$candidate")"; break
+  fi
+done
+if [ -z "$python" ]; then
+  echo "setup: no Python 3.11 with the venv module found (Debian 12: apt-get install python3-venv)" >&2
+  exit 1
+fi
+# The stamp lists one digest per selection installed: that of workload.txt alone and, after
+# --tools, that of both files.
+digest_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+digest=$(digest_of "${requirements[@]}")
+stamp="$venv/.podium-requirements"
+if [ -x "$venv/bin/python" ] && grep -qx "$digest" "$stamp" 2>/dev/null; then
+  echo "setup: Python environment $venv present"
+else
+  echo "setup: Python environment $venv from ${requirements[*]#"$root"/} (a few minutes the first time)"
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  args=()
+  for r in "${requirements[@]}"; do args+=(-r "$r"); done
+  "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q "${args[@]}"
+  "$venv/bin/python" -m pip check >/dev/null || { "$venv/bin/python" -m pip check; exit 1; }
+  { digest_of "$root/requirements/workload.txt"; echo "$digest"; } > "$stamp"
+fi
+
 if [ -f "$root/web/package.json" ]; then
   if [ ! -d "$root/web/node_modules" ] || [ "$root/web/package-lock.json" -nt "$root/web/node_modules" ]; then
     echo "setup: installing dashboard npm packages"

@@ -9,7 +9,7 @@ started=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
 
 step "setup"
-./scripts/setup.sh
+./scripts/setup.sh --tools
 
 # In CI nobody attaches a debugger: -g1 keeps functions and line tables for stack traces and
 # compiles faster than full debug info. Locally the builds keep -g.

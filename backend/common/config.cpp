@@ -60,8 +60,10 @@ const std::vector<ConfigKey>& config_keys() {
        "first port handed to attempts as JAX coordinator / MASTER_PORT (port + 1: MEGASCALE_PORT)"},
       {"scheduler.coordinator_port_count", "PODIUM_SCHEDULER_COORDINATOR_PORT_COUNT", "", "500",
        "size of the coordinator port range"},
-      {"workloads.python", "PODIUM_WORKLOADS_PYTHON", "", "/usr/bin/python3",
-       "interpreter that runs the reference workload on worker hosts (needs python3-torch)"},
+      {"workloads.python", "PODIUM_WORKLOADS_PYTHON", "", "",
+       "interpreter that runs the reference workload on worker hosts (needs jax, flax, optax, "
+       "orbax-checkpoint: requirements/workload.txt; empty: this source tree's .venv when it "
+       "exists, else python3)"},
       {"workloads.reference_dir", "PODIUM_WORKLOADS_REFERENCE_DIR", "", "",
        "the reference workload's directory on worker hosts (empty: this source tree's)"},
       {"workloads.output_dir", "PODIUM_WORKLOADS_OUTPUT_DIR", "", "",
@@ -253,7 +255,6 @@ ConfigLoad load_config(const ConfigSources& sources) {
         "admin_token: must not start with pdw_ or pds_ (reserved for worker tokens and sessions)");
   c.web_root = values["web_root"];
   c.workloads_python = values["workloads.python"];
-  if (c.workloads_python.empty()) return fail("workloads.python: must not be empty");
   c.workloads_reference_dir = values["workloads.reference_dir"];
   c.workloads_output_dir = values["workloads.output_dir"];
   c.tls_cert_file = values["tls.cert_file"];

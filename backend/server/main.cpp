@@ -215,7 +215,12 @@ int run(int argc, char** argv) {
   engine.cancel_grace = config.cancel_grace;
   engine.coordinator_port_first = config.coordinator_port_first;
   engine.coordinator_port_count = config.coordinator_port_count;
-  engine.launch.python = config.workloads_python;
+  // Unset: the environment this build's scripts/setup.sh made, where it exists (a server run from
+  // its source tree with agents on the same machine, as the demo), else python3 on the hosts.
+  engine.launch.python = !config.workloads_python.empty() ? config.workloads_python
+                         : std::filesystem::exists(PODIUM_DEFAULT_PYTHON)
+                             ? std::string(PODIUM_DEFAULT_PYTHON)
+                             : std::string("python3");
   engine.launch.reference_dir = config.workloads_reference_dir.empty()
                                     ? std::string(PODIUM_DEFAULT_REFERENCE_DIR)
                                     : config.workloads_reference_dir;

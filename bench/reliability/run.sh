@@ -7,7 +7,8 @@
 #   bench/reliability/run.sh --fuzz-seconds 3600   adds scripts/fuzz.sh TARGET 3600 per target
 #
 # Binaries from $PODIUM_BIN_DIR (default build/rel/bin; scripts/build.sh build/rel builds them).
-# Needs PostgreSQL 15 (scripts/test-postgres.sh), python3-torch (the reference workload).
+# Needs PostgreSQL 15 (scripts/test-postgres.sh) and the project's Python environment (.venv from
+# scripts/setup.sh: the reference workload on JAX, which the agents here run).
 # Everything it starts (PostgreSQL clusters, servers, agents, ranks) is stopped when it exits,
 # also on failure or Ctrl-C. See docs/reliability.md.
 set -euo pipefail
@@ -15,4 +16,5 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # 5,000 idle connections and the server's own files: raise the open-file limit (children
 # inherit it).
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-exec /usr/bin/python3 "$here/reliability.py" "$@"
+root="$(cd "$here/../.." && pwd)"
+exec "${PODIUM_VENV:-$root/.venv}/bin/python" "$here/reliability.py" "$@"

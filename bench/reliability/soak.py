@@ -22,6 +22,7 @@ attempt must have ended:
 import os
 import random
 import subprocess
+import sys
 import time
 
 import common as c
@@ -29,7 +30,7 @@ from common import say
 
 
 def make_dataset(path, size):
-    subprocess.run(["/usr/bin/python3",
+    subprocess.run([sys.executable,
                     os.path.join(c.ROOT, "engine/workloads/reference/make_dataset.py"), path,
                     "--size", size], check=True, capture_output=True, timeout=120)
 
@@ -64,7 +65,9 @@ class Soak:
         self.server = c.Server(os.path.join(self.work, "server"), url, self.admin, settings=[
             "scheduler.coordinator_port_first=%d" % first,
             "scheduler.coordinator_port_count=20",
-            "workloads.python=/usr/bin/python3",
+            # The reference workload runs under this harness's own interpreter: the project's
+            # environment (bench/reliability/run.sh), which has JAX.
+            "workloads.python=" + sys.executable,
             "workloads.reference_dir=" + os.path.join(c.ROOT, "engine/workloads/reference"),
             "workloads.output_dir=" + out,
         ] + self.extra_settings)

@@ -235,7 +235,7 @@ void E2eTest::SetUp() {
   o.settings = {
       "scheduler.coordinator_port_first=" + std::to_string(ports_.first),
       "scheduler.coordinator_port_count=" + std::to_string(ports_.second),
-      "workloads.python=/usr/bin/python3",
+      std::string("workloads.python=") + PODIUM_PYTHON,
       "workloads.reference_dir=" + (it::repo_root() / "engine/workloads/reference").string(),
       "workloads.output_dir=" + output_dir().string(),
   };
@@ -350,7 +350,7 @@ std::string E2eTest::dataset(const std::string& size) {
   const std::string name = unique_name("ds");
   const fs::path file = dir() / (name + ".txt");
   const std::string cmd =
-      "/usr/bin/python3 '" +
+      std::string(PODIUM_PYTHON) + " '" +
       (it::repo_root() / "engine/workloads/reference/make_dataset.py").string() + "' '" +
       file.string() + "' --size " + size + " 2>&1";
   std::string out;
