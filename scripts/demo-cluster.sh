@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The local demo of README command 1: a `cpu-2` cluster named "demo" with 2 slices of 2 hosts, a
-# generated text dataset "demo-text", and 4 podium-worker agents on this machine, so that
+# The local demo of README command 1: a `cpu-2x2` cluster named "demo" with 2 slices of 2 hosts
+# (2 JAX devices each), a generated text dataset "demo-text", and 4 podium-worker agents on this
+# machine, so that
 #   podium runs submit -f examples/reference.yaml
 # runs the reference workload at once. Idempotent: what exists is reused.
 #
@@ -12,7 +13,8 @@ pid_file="$1"
 : "${PODIUM_SERVER:?}" "${PODIUM_TOKEN:?}" "${PODIUM_BIN_DIR:?}"
 state="${PODIUM_DATA_DIR:-$root/var}/demo"
 mkdir -p "$state"
-py=/usr/bin/python3
+# The project's Python environment (scripts/setup.sh): the agents report its jax and MaxText.
+py="${PODIUM_VENV:-$root/.venv}/bin/python"
 
 api() {  # api METHOD PATH [JSON] -> body on stdout, HTTP status in $status_file
   local method=$1 path=$2 body=${3:-}
@@ -27,9 +29,9 @@ field() { $py -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1
 
 api GET /api/v1/clusters/demo >/dev/null
 if [ "$(status)" = 404 ]; then
-  api POST /api/v1/clusters '{"name":"demo","accelerator":"cpu-2","num_slices":2,"capacity":"on-demand","labels":{"purpose":"local demo"}}' >/dev/null
+  api POST /api/v1/clusters '{"name":"demo","accelerator":"cpu-2x2","num_slices":2,"capacity":"on-demand","labels":{"purpose":"local demo"}}' >/dev/null
   [ "$(status)" = 201 ] || { echo "demo: cannot create cluster demo: $(cat "$state/.body")" >&2; exit 1; }
-  echo "demo: created cluster demo (cpu-2, 2 slices x 2 hosts)"
+  echo "demo: created cluster demo (cpu-2x2: 2 slices x 2 hosts x 2 devices)"
 fi
 
 data="$state/demo-text.txt"
@@ -59,7 +61,7 @@ for slice in 0 1; do
     # on a shared host, name an unprivileged account: docs/operations.md).
     PODIUM_TOKEN="$worker_token" "$PODIUM_BIN_DIR/podium-worker" --server "$PODIUM_SERVER" \
       --cluster demo --slice "$slice" --host "$host" --workdir "$dir" --address 127.0.0.1 \
-      --run-as "$(id -un)" --log-format text > "$dir/agent.out" 2> "$dir/agent.log" &
+      --run-as "$(id -un)" --python "$py" --log-format text > "$dir/agent.out" 2> "$dir/agent.log" &
     echo $! >> "$pid_file"
   done
 done

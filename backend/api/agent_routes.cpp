@@ -16,6 +16,7 @@
 #include "backend/sched/dispatch/worker_notices.h"
 #include "engine/core/accelerator.h"
 #include "engine/core/json_text.h"
+#include "engine/core/maxtext_launch.h"
 #include "engine/core/maxtext_log.h"
 
 namespace podium::api {
@@ -129,6 +130,31 @@ json running_list(http::ObjectReader& reader, const json& body) {
   return out;
 }
 
+// What the agent found on its host (`software` of the register body): versions as the package
+// metadata spells them, and the MaxText module layout it could import. Unknown keys are
+// ignored, so that a newer agent can report more to an older server; null when absent.
+json software_report(http::ObjectReader& in) {
+  auto given = in.object("software", false, false);
+  if (!given) return nullptr;
+  json out = json::object();
+  for (const char* key : {"python", "jax", "jaxlib", "libtpu", "maxtext", "maxtext_layout"}) {
+    auto it = given->find(key);
+    if (it == given->end() || it->is_null()) continue;
+    const std::string field = std::string("software.") + key;
+    if (!it->is_string()) {
+      in.error(field, "must be a string");
+    } else if (it->get<std::string>().size() > 128 || !http::valid_utf8(it->get<std::string>())) {
+      in.error(field, "must be UTF-8 of at most 128 bytes");
+    } else {
+      out[key] = *it;
+    }
+  }
+  if (out.contains("maxtext_layout") &&
+      !core::parse_maxtext_layout(out["maxtext_layout"].get<std::string>()))
+    in.error("software.maxtext_layout", "must be package or legacy");
+  return out;
+}
+
 http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
   auto body = http::parse_json_object(rc.request);
   http::ObjectReader in(body);
@@ -144,6 +170,7 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
   // process is the same host's, so it may take the slot over at once.
   auto presented = in.string("credential", false, 512);
   json running = running_list(in, body);
+  const json software = software_report(in);
   in.reject_unknown_fields();
   in.finish();
 
@@ -196,10 +223,11 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
       worker_id = new_id("wkr");
       tx.exec(
           "INSERT INTO workers (id, cluster_id, slice, host, hostname, address, devices, "
-          "version, instance, credential_hash) VALUES ($1, $2, $3::int, $4::int, $5, $6, $7::int, "
-          "$8, $9, $10)",
+          "version, instance, credential_hash, software) VALUES ($1, $2, $3::int, $4::int, $5, "
+          "$6, $7::int, $8, $9, $10, $11::jsonb)",
           {worker_id, *cluster_id, std::to_string(*slice), std::to_string(*host), hostname, address,
-           std::to_string(devices), version, instance, secrets::token_hash(credential)});
+           std::to_string(devices), version, instance, secrets::token_hash(credential),
+           core::json_text(software)});
     } else {
       worker_id = prev.at(0, "id");
       // Another agent process took over this host: what the old one ran is gone, except the
@@ -211,10 +239,10 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
                                       ctx.engine, core::json_text(running));
       tx.exec(
           "UPDATE workers SET hostname = $2, address = $3, devices = $4::int, version = $5, "
-          "instance = $6, registered_at = now(), last_heartbeat_at = now(), credential_hash = $7 "
-          "WHERE id = $1",
+          "instance = $6, registered_at = now(), last_heartbeat_at = now(), credential_hash = $7, "
+          "software = $8::jsonb WHERE id = $1",
           {worker_id, hostname, address, std::to_string(devices), version, instance,
-           secrets::token_hash(issued)});
+           secrets::token_hash(issued), core::json_text(software)});
     }
     sched::notify_runs(tx, "*");  // new capacity: the scheduler looks again
     return json{{"worker_id", worker_id},

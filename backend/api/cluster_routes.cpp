@@ -2,6 +2,7 @@
 #include "engine/core/accelerator.h"
 #include "engine/core/executor.h"
 #include "engine/core/launch_policy.h"
+#include "engine/core/maxtext_launch.h"
 #include "engine/core/provisioning.h"
 
 #include "backend/api/accelerator_problem.h"
@@ -69,7 +70,7 @@ std::string cluster_select(const std::string& heartbeat_seconds_param) {
          "c.project, c.reservation, c.network, "
          "c.price_per_chip_hour, "
          "c.labels::text AS labels, c.executor::text AS executor, "
-         "c.launch_policy::text AS launch_policy, " +
+         "c.launch_policy::text AS launch_policy, c.maxtext_version, " +
          rfc3339("c.created_at") + " AS created_at, " + rfc3339("c.updated_at") +
          " AS updated_at, "
          "(SELECT count(*) FROM workers w WHERE w.cluster_id = c.id) AS registered, "
@@ -92,6 +93,7 @@ nlohmann::json cluster_json(const db::Result& r, size_t i) {
       {"labels", json_column(r, i, "labels").value_or(nlohmann::json::object())},
       {"executor", json_column(r, i, "executor").value_or(nlohmann::json{{"kind", "agent"}})},
       {"launch_policy", launch_policy_json(r.at(i, "launch_policy"))},
+      {"maxtext_version", r.at(i, "maxtext_version")},
       {"created_at", r.at(i, "created_at")},
       {"updated_at", r.at(i, "updated_at")}};
   auto parsed = core::parse_accelerator(r.at(i, "accelerator"));
@@ -122,6 +124,14 @@ std::optional<std::string> read_executor(const std::optional<nlohmann::json>& va
         errors);
   }
   return core::to_json(*parsed.executor).dump();
+}
+
+// maxtext_version: "auto", "fork", "legacy", a release or a commit (engine/core/maxtext_launch.h).
+std::optional<std::string> read_maxtext_version(http::ObjectReader& in) {
+  auto v = in.string("maxtext_version", false, 64);
+  if (v)
+    if (auto why = core::maxtext_version_problem(*v)) in.error("maxtext_version", *why);
+  return v;
 }
 
 std::string heartbeat_param(const ApiContext& ctx) {
@@ -170,6 +180,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
     auto labels = in.object("labels", false, true);
     auto executor_json = in.any("executor");
     auto launch_policy_json = in.any("launch_policy");
+    auto maxtext_version = read_maxtext_version(in);
     if (name && !valid_cluster_name(*name))
       in.error("name",
                "use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit");
@@ -186,15 +197,15 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
       tx.exec(
           "INSERT INTO clusters (id, name, accelerator, num_slices, capacity, zone, "
           "price_per_chip_hour, labels, "
-          "created_by, executor, project, reservation, network, launch_policy) VALUES ($1, $2, "
-          "$3, $4, $5, $6, $7, $8::jsonb, $9, COALESCE($10::jsonb, "
-          "'{\"kind\":\"agent\"}'::jsonb), $11, $12, $13, COALESCE($14::jsonb, '{}'::jsonb))",
+          "created_by, executor, project, reservation, network, launch_policy, maxtext_version) "
+          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, COALESCE($10::jsonb, "
+          "'{\"kind\":\"agent\"}'::jsonb), $11, $12, $13, COALESCE($14::jsonb, '{}'::jsonb), $15)",
           {id, *name, parsed.type->type, std::to_string(num_slices.value_or(1)),
            capacity.value_or("on-demand"), zone.value_or(""),
            price ? db::Param(std::to_string(*price)) : db::Param(),
            labels.value_or(nlohmann::json::object()).dump(), user_id(rc), executor,
            gcp.project.value_or(""), gcp.reservation.value_or(""), gcp.network.value_or(""),
-           launch_policy});
+           launch_policy, maxtext_version.value_or("auto")});
       audit(tx, rc, "create", "cluster", id, {{"name", *name}, {"accelerator", parsed.type->type}});
       return load_cluster(ctx, tx, id);
     });
@@ -222,6 +233,7 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
         auto labels = in.object("labels", false, true);
         auto executor_json = in.any("executor");
         auto launch_policy_json = in.any("launch_policy");
+        auto maxtext_version = read_maxtext_version(in);
         for (const char* fixed : {"name", "accelerator", "id"})
           if (in.present(fixed)) {
             in.any(fixed);
@@ -245,12 +257,14 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
               "coalesce($7::jsonb, labels), executor = coalesce($8::jsonb, executor), "
               "project = coalesce($9, project), reservation = coalesce($10, reservation), "
               "network = coalesce($11, network), "
-              "launch_policy = coalesce($12::jsonb, launch_policy), updated_at = now() "
+              "launch_policy = coalesce($12::jsonb, launch_policy), "
+              "maxtext_version = coalesce($13, maxtext_version), updated_at = now() "
               "WHERE id = $1",
               {*id, num_slices ? db::Param(std::to_string(*num_slices)) : db::Param(), capacity,
                zone, price ? db::Param(std::to_string(*price)) : db::Param(),
                clear_price ? "true" : "false", labels ? db::Param(labels->dump()) : db::Param(),
-               executor, gcp.project, gcp.reservation, gcp.network, launch_policy});
+               executor, gcp.project, gcp.reservation, gcp.network, launch_policy,
+               maxtext_version});
           audit(tx, rc, "update", "cluster", *id, body);
           return load_cluster(ctx, tx, *id);
         });
@@ -273,43 +287,45 @@ void register_cluster_routes(http::Router& router, ApiContext& ctx) {
                return http::Response::empty(204);
              });
 
-  router.add(
-      "GET", "/api/v1/clusters/{id}/workers", http::Access::reader,
-      [&ctx](http::RequestContext& rc) {
-        auto r = ctx.db.transact(
-            [&](db::Transaction& tx) {
-              auto id = find_cluster_id(tx, rc.param("id"));
-              if (!id) throw http::not_found("no cluster " + rc.param("id"));
-              return tx.exec("SELECT id, slice, host, hostname, address, devices, version, " +
-                                 rfc3339("registered_at") + " AS registered_at, " +
-                                 rfc3339("last_heartbeat_at") +
-                                 " AS last_heartbeat_at, last_heartbeat_at > now() - "
-                                 "make_interval(secs => $2) AS healthy, notice, " +
-                                 rfc3339("notice_at") +
-                                 " AS notice_at FROM workers WHERE cluster_id = $1 ORDER BY slice, "
-                                 "host",
-                             {*id, heartbeat_param(ctx)});
-            },
-            db::TxMode::read_only);
-        nlohmann::json items = nlohmann::json::array();
-        for (size_t i = 0; i < r.size(); ++i)
-          items.push_back(
-              {{"id", r.at(i, "id")},
-               {"slice", r.int64(i, "slice")},
-               {"host", r.int64(i, "host")},
-               {"hostname", r.at(i, "hostname")},
-               {"address", r.at(i, "address")},
-               {"devices", r.int64(i, "devices")},
-               {"version", r.at(i, "version")},
-               {"registered_at", r.at(i, "registered_at")},
-               {"last_heartbeat_at", r.at(i, "last_heartbeat_at")},
-               {"healthy", r.boolean(i, "healthy")},
-               {"notice",
-                r.opt(i, "notice") ? nlohmann::json(r.at(i, "notice")) : nlohmann::json(nullptr)},
-               {"notice_at", r.opt(i, "notice_at") ? nlohmann::json(r.at(i, "notice_at"))
-                                                   : nlohmann::json(nullptr)}});
-        return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
-      });
+  router.add("GET", "/api/v1/clusters/{id}/workers", http::Access::reader,
+             [&ctx](http::RequestContext& rc) {
+               auto r = ctx.db.transact(
+                   [&](db::Transaction& tx) {
+                     auto id = find_cluster_id(tx, rc.param("id"));
+                     if (!id) throw http::not_found("no cluster " + rc.param("id"));
+                     return tx.exec(
+                         "SELECT id, slice, host, hostname, address, devices, version, "
+                         "software::text AS software, " +
+                             rfc3339("registered_at") + " AS registered_at, " +
+                             rfc3339("last_heartbeat_at") +
+                             " AS last_heartbeat_at, last_heartbeat_at > now() - "
+                             "make_interval(secs => $2) AS healthy, notice, " +
+                             rfc3339("notice_at") +
+                             " AS notice_at FROM workers WHERE cluster_id = $1 ORDER BY slice, "
+                             "host",
+                         {*id, heartbeat_param(ctx)});
+                   },
+                   db::TxMode::read_only);
+               nlohmann::json items = nlohmann::json::array();
+               for (size_t i = 0; i < r.size(); ++i)
+                 items.push_back(
+                     {{"id", r.at(i, "id")},
+                      {"slice", r.int64(i, "slice")},
+                      {"host", r.int64(i, "host")},
+                      {"hostname", r.at(i, "hostname")},
+                      {"address", r.at(i, "address")},
+                      {"devices", r.int64(i, "devices")},
+                      {"version", r.at(i, "version")},
+                      {"software", json_column(r, i, "software").value_or(nlohmann::json(nullptr))},
+                      {"registered_at", r.at(i, "registered_at")},
+                      {"last_heartbeat_at", r.at(i, "last_heartbeat_at")},
+                      {"healthy", r.boolean(i, "healthy")},
+                      {"notice", r.opt(i, "notice") ? nlohmann::json(r.at(i, "notice"))
+                                                    : nlohmann::json(nullptr)},
+                      {"notice_at", r.opt(i, "notice_at") ? nlohmann::json(r.at(i, "notice_at"))
+                                                          : nlohmann::json(nullptr)}});
+               return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
+             });
 
   // The cluster's worker tokens, revoked ones included, newest first (paged like /tokens): which
   // are live, who made them, when a host last registered with each. Never the token itself.

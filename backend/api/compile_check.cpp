@@ -15,23 +15,6 @@ using nlohmann::json;
 
 }  // namespace
 
-std::vector<std::string> compile_command(const std::vector<std::string>& launch,
-                                         const core::RunSpec& spec,
-                                         const std::string& compile_topology, int num_slices) {
-  std::vector<std::string> argv = launch;
-  if (spec.workload == core::Workload::reference) {
-    argv.push_back("--compile-only");
-    return argv;
-  }
-  // MaxText: the same configuration, compiled ahead of time for the target topology on this
-  // host's CPU (MaxText's train_compile; needs jax[tpu], no TPU).
-  for (auto& a : argv)
-    if (a == "MaxText.train") a = "MaxText.train_compile";
-  argv.push_back("compile_topology=" + compile_topology);
-  argv.push_back("compile_topology_num_slices=" + std::to_string(num_slices));
-  return argv;
-}
-
 void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::string& run_id,
                           const Submission& s, const std::string& owner_id) {
   const std::string compile_cluster_key = s.spec.compile_cluster.value_or(s.spec.cluster);
@@ -40,7 +23,8 @@ void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::strin
     throw http::unprocessable("no cluster " + compile_cluster_key + " to run the compile check on",
                               {{"compile_cluster", "unknown cluster"}});
   auto target =
-      tx.exec("SELECT accelerator, num_slices FROM clusters WHERE id = $1", {s.cluster_id});
+      tx.exec("SELECT accelerator, num_slices, maxtext_version FROM clusters WHERE id = $1",
+              {s.cluster_id});
   auto parsed = core::parse_accelerator(target.at(0, "accelerator"));
   const int slices = s.spec.num_slices.value_or(static_cast<int>(target.int64(0, "num_slices")));
 
@@ -59,6 +43,8 @@ void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::strin
   only.address = "127.0.0.1";
   in.members = {only};
   if (parsed.type) in.accelerator_kind = std::string(core::kind_name(parsed.type->kind));
+  in.maxtext_layout = core::choose_maxtext_layout(s.spec.maxtext_version,
+                                                  target.at(0, "maxtext_version"), std::nullopt);
   std::vector<sched::RankLaunch> launch;
   try {
     launch = sched::build_launch(in);
@@ -69,7 +55,14 @@ void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::strin
   const std::string topology =
       parsed.type ? (parsed.type->cloud_type.empty() ? parsed.type->type : parsed.type->cloud_type)
                   : target.at(0, "accelerator");
-  const auto argv = compile_command(launch.front().command, s.spec, topology, slices);
+  // MaxText's train_compile always names its target. The reference workload compiles a TPU
+  // target for its topology from the compile host's CPU (jax[tpu]), and a CPU target for the
+  // compile host itself.
+  const bool reference = s.spec.workload == core::Workload::reference;
+  const bool tpu_target = parsed.type && parsed.type->kind == core::AcceleratorKind::tpu;
+  const auto argv =
+      sched::compile_check_command(launch.front().command, reference,
+                                   !reference || tpu_target ? topology : std::string(), slices);
 
   const std::string child = new_id("run");
   json spec = {{"name", s.spec.name + "-compile-check"},

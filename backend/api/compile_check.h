@@ -17,9 +17,4 @@ namespace podium::api {
 void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::string& run_id,
                           const Submission& s, const std::string& owner_id);
 
-// The argv of the compile check of a run launched as `launch_command` (rank 0's command).
-std::vector<std::string> compile_command(const std::vector<std::string>& launch_command,
-                                         const core::RunSpec& spec,
-                                         const std::string& compile_topology, int num_slices);
-
 }  // namespace podium::api

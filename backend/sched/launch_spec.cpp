@@ -4,6 +4,7 @@
 
 #include "engine/core/launch_env.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -59,8 +60,9 @@ std::vector<std::string> training_arguments(const LaunchInput& in, const std::st
     kv.emplace_back("enable_checkpointing", "true");
     kv.emplace_back("checkpoint_period", scalar_text(spec["checkpoint_period"]));
   }
-  if (maxtext) {
-    const bool gpu = in.accelerator_kind == "gpu";
+  // The mesh: MaxText and the reference workload both build it from the ici_/dcn_ values.
+  {
+    const bool gpu = maxtext && in.accelerator_kind == "gpu";
     bool dcn_data_given = false;
     if (spec.contains("parallelism") && spec["parallelism"].is_object())
       for (const auto& [axis, value] : spec["parallelism"].items()) {
@@ -103,6 +105,23 @@ std::string format_number(double v) {
   return os.str();
 }
 
+std::vector<std::string> compile_check_command(const std::vector<std::string>& launch,
+                                               bool reference_workload, const std::string& topology,
+                                               int num_slices) {
+  std::vector<std::string> argv = launch;
+  if (reference_workload) {
+    argv.push_back("--compile-only");
+  } else {
+    for (auto& a : argv)
+      if (auto compile = core::compile_module_for(a); !compile.empty()) a = compile;
+  }
+  if (!topology.empty()) {
+    argv.push_back("compile_topology=" + topology);
+    argv.push_back("compile_topology_num_slices=" + std::to_string(num_slices));
+  }
+  return argv;
+}
+
 bool is_local_path(const std::string& path) {
   return !path.empty() && path.find("://") == std::string::npos;
 }
@@ -142,18 +161,23 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
     } else if (e.is_array() && !e.empty()) {
       for (const auto& part : e) entry.push_back(scalar_text(part));
     } else if (maxtext) {
-      entry = {"python3", "-u", "-m", "MaxText.train"};
+      entry = {"python3", "-u", "-m", std::string(core::maxtext_train_module(in.maxtext_layout))};
     } else {
       if (in.settings.reference_dir.empty())
         throw std::invalid_argument("workloads.reference_dir is not configured");
       entry = {in.settings.python, "-u", in.settings.reference_dir + "/train.py"};
     }
-    std::string config_file =
-        maxtext ? "MaxText/configs/base.yml" : in.settings.reference_dir + "/base.yml";
+    // The package form's config file is optional (its packaged base.yml is the default); the
+    // legacy form and the reference workload take one first.
+    std::string config_file;
+    if (!maxtext)
+      config_file = in.settings.reference_dir + "/base.yml";
+    else if (in.maxtext_layout == core::MaxTextLayout::legacy)
+      config_file = "MaxText/configs/base.yml";
     if (in.spec.contains("config_file") && in.spec["config_file"].is_string())
       config_file = in.spec["config_file"].get<std::string>();
     command = std::move(entry);
-    command.push_back(config_file);
+    if (!config_file.empty()) command.push_back(config_file);
     auto args = training_arguments(in, out_dir, maxtext);
     command.insert(command.end(), args.begin(), args.end());
   } else {
@@ -208,6 +232,12 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
     // The run's own variables (LIBTPU_INIT_ARGS, XLA_FLAGS, NCCL_*, ...) over Podium's defaults;
     // the gang-forming ones stay Podium's (the plan refuses a spec that sets them).
     std::map<std::string, std::string> own = {{"PYTHONUNBUFFERED", "1"}};
+    if (in.accelerator_kind == "cpu") {
+      // A CPU host's JAX devices: cpu-HxD gives each process D of them to shard over.
+      own["JAX_PLATFORMS"] = "cpu";
+      own["XLA_FLAGS"] =
+          "--xla_force_host_platform_device_count=" + std::to_string(std::max(1, gpus_per_node));
+    }
     if (in.spec.contains("env") && in.spec["env"].is_object())
       for (const auto& [name, value] : in.spec["env"].items())
         if (value.is_string()) own[name] = value.get<std::string>();

@@ -16,12 +16,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/maxtext_launch.h"
+
 namespace podium::sched {
 
 struct LaunchSettings {
-  std::string python = "/usr/bin/python3";  // interpreter of the reference workload
-  std::string reference_dir;                // engine/workloads/reference on the hosts
-  std::string output_dir;                   // base_output_directory when the spec sets none
+  std::string python = "python3";  // interpreter of the reference workload on the hosts
+  std::string reference_dir;       // engine/workloads/reference on the hosts
+  std::string output_dir;          // base_output_directory when the spec sets none
   int grace_seconds = 10;
 };
 
@@ -49,6 +51,9 @@ struct LaunchInput {
   // (GPUS_PER_NODE on GPU nodes; 0: the agent's own count).
   std::string accelerator_kind;
   int devices_per_host = 0;
+  // MaxText's entry point on these hosts (engine/core/maxtext_launch.h): the run's or cluster's
+  // declared version, else what rank 0's agent reported.
+  core::MaxTextLayout maxtext_layout = core::MaxTextLayout::package;
 };
 
 struct RankLaunch {
@@ -62,6 +67,14 @@ struct RankLaunch {
 // Throws std::invalid_argument when the spec cannot be launched (e.g. a command workload
 // without a command); the dispatcher fails the run with that message.
 std::vector<RankLaunch> build_launch(const LaunchInput& input);
+
+// The compile check of a run whose rank 0 runs `launch` (docs/planner.md, "Compile check"):
+// MaxText's train module becomes its train_compile (either launch form), the reference workload
+// gets --compile-only; with a TPU `topology` (its accelerator type, e.g. "v5p-8"), both compile
+// for that slice from the compile host's CPU (compile_topology, compile_topology_num_slices).
+std::vector<std::string> compile_check_command(const std::vector<std::string>& launch,
+                                               bool reference_workload, const std::string& topology,
+                                               int num_slices);
 
 // The base_output_directory a run uses, and whether it is a local path an agent can watch.
 std::string output_directory(const nlohmann::json& spec, const LaunchSettings& settings);

@@ -46,6 +46,8 @@ struct CatalogEntry {
 
 // Largest count accepted for GPU and CPU sizes: keeps every derived number far inside int.
 constexpr int kMaxCount = 1 << 20;
+// cpu-HxD: devices per host that a CPU process can be given (XLA's forced host device count).
+constexpr int kMaxCpuDevicesPerHost = 64;
 
 const std::vector<CatalogEntry>& catalog() {
   // Per-chip figures from domain brief §2.1. HBM sizes are binary capacities (GiB): the TPU docs'
@@ -271,7 +273,8 @@ int hosts_for(const CatalogEntry& e, int chips) {
   return 1;
 }
 
-AcceleratorType make_type(const CatalogEntry& e, int chips, const std::vector<int>& topo_dims) {
+AcceleratorType make_type(const CatalogEntry& e, int chips, const std::vector<int>& topo_dims,
+                          int cpu_devices_per_host = 1) {
   const AcceleratorFamily& f = e.family;
   AcceleratorType t;
   t.family = f.name;
@@ -282,6 +285,13 @@ AcceleratorType make_type(const CatalogEntry& e, int chips, const std::vector<in
   t.hosts_per_slice = hosts_for(e, chips);
   const int n = f.name_counts_cores ? chips * 2 : chips;
   t.type = f.name + "-" + std::to_string(n);
+  if (e.layout == Layout::cpu_hosts && cpu_devices_per_host > 1) {
+    // cpu-HxD: H hosts of D JAX devices each (the reference workload's processes get D devices
+    // from XLA's --xla_force_host_platform_device_count).
+    t.devices_per_chip = cpu_devices_per_host;
+    t.devices_per_slice = chips * cpu_devices_per_host;
+    t.type += "x" + std::to_string(cpu_devices_per_host);
+  }
   if (!e.cloud_prefix.empty()) t.cloud_type = e.cloud_prefix + "-" + std::to_string(n);
   t.topology = join_dims(topo_dims);
   switch (e.layout) {
@@ -363,7 +373,9 @@ std::string size_rule(const CatalogEntry& e) {
     case Layout::gpu_nodes:
       return "the number in " + name + "-N counts GPUs in nodes of 8, so N is a multiple of 8";
     case Layout::cpu_hosts:
-      return "the number in cpu-N counts hosts (one JAX device each), N >= 1";
+      return "the number in cpu-N counts hosts (one JAX device each), N >= 1; cpu-HxD is H hosts "
+             "of D devices each (D <= " +
+             std::to_string(kMaxCpuDevicesPerHost) + ")";
   }
   return {};
 }
@@ -401,7 +413,14 @@ AcceleratorParse parse_count(const CatalogEntry& e, const std::string& text, int
 AcceleratorParse parse_topology(const CatalogEntry& e, const std::string& text,
                                 std::string_view topo) {
   const AcceleratorFamily& f = e.family;
-  if (e.layout == Layout::gpu_nodes || e.layout == Layout::cpu_hosts)
+  if (e.layout == Layout::cpu_hosts) {
+    auto dims = parse_dims(topo);
+    if (!dims || dims->size() != 2 || (*dims)[0] > e.max_chips ||
+        (*dims)[1] > kMaxCpuDevicesPerHost)
+      return fail(text + " is not a cpu size: " + size_rule(e), size_choices(e));
+    return ok(make_type(e, (*dims)[0], {}, (*dims)[1]));
+  }
+  if (e.layout == Layout::gpu_nodes)
     return fail(text + ": " + f.name + " takes a count, not a topology (" + size_rule(e) + ")",
                 size_choices(e));
   auto dims = parse_dims(topo);

@@ -33,7 +33,7 @@ struct AcceleratorType {
   std::string family;         // "tpu7x"
   std::string type;           // canonical "family-N", e.g. "tpu7x-64"
   std::string topology;       // "2x4x4" ("" for GPU/CPU)
-  int chips_per_slice = 0;    // GPUs for GPU nodes, hosts for cpu-N
+  int chips_per_slice = 0;    // GPUs for GPU nodes, hosts for cpu-N and cpu-HxD
   int devices_per_slice = 0;  // JAX devices
   int hosts_per_slice = 0;
   std::vector<int> physical_mesh;  // tpu7x 2x4x4 -> [2,4,4,2]; v6e 4x4 -> [4,4,1]
@@ -56,7 +56,8 @@ struct AcceleratorError {
 
 // Parses "tpu7x-64", "tpu7x-2x4x4", "v5litepod-16", "v5e-16", "v6e-256", "h100-8" (nodes of 8 GPUs:
 // N counts GPUs, a multiple of 8), "a3-mega-2" style is not accepted, "cpu-N" (N hosts, 1 device
-// each). Case-insensitive. On failure, the error names the valid choices.
+// each), "cpu-HxD" (H hosts, D devices each). Case-insensitive. On failure, the error names the
+// valid choices.
 struct AcceleratorParse {
   std::optional<AcceleratorType> type;
   std::optional<AcceleratorError> error;

@@ -71,6 +71,22 @@ std::optional<HbmFigure> parse_oom_requirement(std::string_view message) {
       }
     }
   }
+  // libtpu's wording at compile time (0.0.4x): "RESOURCE_EXHAUSTED: Ran out of memory on HBM,
+  // the total memory required for HLO temporaries (20.66G) exceeds available HBM (15.75G)."
+  const auto on_hbm = m.find("ran out of memory on hbm");
+  if (on_hbm != std::string::npos) {
+    const auto required = m.find("required for", on_hbm);
+    const auto open = required == std::string::npos ? required : m.find('(', required);
+    if (open != std::string::npos) {
+      if (auto gib = size_at(std::string_view(message).substr(open + 1))) {
+        HbmFigure f{*gib, std::nullopt, "oom_required", "", ""};
+        const auto available = m.find("available hbm (", open);
+        if (available != std::string::npos)
+          f.limit_gib = size_at(std::string_view(message).substr(available + 15));
+        return f;
+      }
+    }
+  }
   // The breakdown that follows: "Total hbm usage >= 114.90G:".
   const auto total = m.find("total hbm usage >=");
   if (total != std::string::npos) {

@@ -651,6 +651,11 @@ std::optional<FailureSignature> detect_signature(std::string_view msg) {
   if (contains(msg, "does not match the product of the") && contains(msg, "parallelism")) {
     return FailureSignature::mesh_product_mismatch;
   }
+  // JAX's own words when the devices cannot be reshaped into the mesh (mesh_utils
+  // create_device_mesh): "Number of devices 4 must equal the product of mesh_shape (2, 4)".
+  if (contains(msg, "must equal the product of mesh_shape")) {
+    return FailureSignature::mesh_product_mismatch;
+  }
   if (contains(msg, "not in valid fields")) return FailureSignature::invalid_config_key;
   if (contains(msg, "Couldn't parse value from CLI or ENV")) {
     return FailureSignature::invalid_config_value;

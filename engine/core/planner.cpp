@@ -225,9 +225,9 @@ Plan make_plan(const PlanInput& in) {
   const AcceleratorType& acc = *plan.topology;
   const long long total_devices = static_cast<long long>(acc.devices_per_slice) * plan.num_slices;
 
-  // 4. Mesh: MaxText builds it from the ici_/dcn_ values (reference and command workloads do
-  // not use a MaxText mesh).
-  if (spec.workload == Workload::maxtext) {
+  // 4. Mesh: MaxText and the JAX reference workload build it from the ici_/dcn_ values (a
+  // command workload's mesh is its own business).
+  if (spec.workload == Workload::maxtext || spec.workload == Workload::reference) {
     MeshRequest req = mesh_request_for(acc, plan.num_slices);
     req.ici = spec.ici();
     req.dcn = spec.dcn();

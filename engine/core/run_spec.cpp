@@ -1,5 +1,7 @@
 #include "engine/core/run_spec.h"
 
+#include "engine/core/maxtext_launch.h"
+
 #include "engine/core/launch_env.h"
 
 #include <algorithm>
@@ -58,7 +60,8 @@ const std::set<std::string, std::less<>> kTopLevelFields = {"name",
                                                             "image",
                                                             "preflight",
                                                             "compile_cluster",
-                                                            "code_bundle"};
+                                                            "code_bundle",
+                                                            "maxtext_version"};
 
 constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTags = 32;
@@ -310,6 +313,14 @@ RunSpecParse parse_run_spec(const json& body) {
   }
   if (has("config_file")) {
     if (auto c = p.string(body["config_file"], "config_file", true)) spec.config_file = *c;
+  }
+  if (has("maxtext_version")) {
+    if (auto v = p.string(body["maxtext_version"], "maxtext_version", true)) {
+      if (auto why = maxtext_version_problem(*v))
+        p.error("maxtext_version", *why);
+      else
+        spec.maxtext_version = *v;
+    }
   }
   if (has("preflight")) {
     if (auto p2 = p.string(body["preflight"], "preflight", true)) {
@@ -601,6 +612,7 @@ json to_json(const RunSpec& s) {
           {"preflight", s.preflight_compile ? json("compile") : json(nullptr)},
           {"compile_cluster", s.compile_cluster ? json(*s.compile_cluster) : json(nullptr)},
           {"code_bundle", s.code_bundle ? json(*s.code_bundle) : json(nullptr)},
+          {"maxtext_version", s.maxtext_version},
           {"env", s.env}};
 }
 

@@ -71,6 +71,9 @@ struct RunSpec {
   // code_bundle: "sha256:<hex>" of a bundle uploaded with PUT /api/v1/bundles/{digest}; each
   // rank runs in a fresh copy of it (and a relative workdir is a directory inside it).
   std::optional<std::string> code_bundle;
+  // maxtext_version: the MaxText the hosts run ("auto": what the agents report; a release, a
+  // commit, "fork" or "legacy"); it picks the launch module (engine/core/maxtext_launch.h).
+  std::string maxtext_version = "auto";
 
   // ICI / DCN values keyed by mesh axis name ("fsdp", "tensor", "stage", ...).
   std::map<std::string, int> ici() const;

@@ -137,6 +137,7 @@ Agent::RegisterOutcome Agent::register_once() {
                                {"version", PODIUM_VERSION},     {"instance", instance_},
                                {"running", running_list(false)}};
   nlohmann::json request = body;
+  if (!options_.software.is_null()) request["software"] = options_.software;
   if (const auto previous = read_credential(); !previous.empty()) request["credential"] = previous;
   const ApiResult r =
       api_->call("POST", "register", core::json_text(request), options_.timings.request_timeout);

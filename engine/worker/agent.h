@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/worker/clock.h"
 #include "engine/worker/control_plane.h"
 #include "engine/worker/host_notice.h"
@@ -47,6 +49,9 @@ struct AgentOptions {
   std::chrono::milliseconds notice_poll{5000};
   // --run-as another account (the agent is root): ranks start as it (engine/worker/run_as.h).
   std::optional<RunAs> run_as;
+  // What the host's Python has (engine/worker/software_probe.h), sent when registering; null:
+  // nothing to report.
+  nlohmann::json software;
   // Called once, when the first registration succeeded, with the line main() prints.
   std::function<void(const std::string&)> announce;
 };

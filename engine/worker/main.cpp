@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -12,8 +13,10 @@
 #include "engine/core/attach_identity.h"
 #include "engine/worker/agent.h"
 #include "engine/worker/attach.h"
+#include "engine/worker/environment.h"
 #include "engine/worker/logging.h"
 #include "engine/worker/options.h"
+#include "engine/worker/software_probe.h"
 
 namespace {
 
@@ -178,12 +181,25 @@ int run(int argc, char** argv) {
     options.metadata = make_gce_metadata_source(f.metadata_url);
   }
 
+  auto launcher = make_posix_launcher();
+  if (f.python != "none") {
+    std::string probe_error;
+    std::error_code ec;
+    std::filesystem::create_directories(f.workdir, ec);
+    options.software = probe_software(*launcher, f.python, current_environment(), f.workdir,
+                                      std::chrono::seconds(30), &probe_error);
+    if (options.software.is_null())
+      log().warn("no software report ({}): MaxText runs launch by the cluster's declaration",
+                 probe_error);
+    else
+      log().info("software: {}", options.software.dump());
+  }
   log().info(
       "podium-worker {} starting: server {}, cluster {} slice {} host {}, workdir {}, "
       "address {}, ranks as {}",
       podium::client::client_version(), f.server, f.cluster, f.slice, f.host, f.workdir, f.address,
       run_as.account ? run_as.account->name : "the agent's own account");
-  Agent agent(options, make_http_control_plane(f.server, f.token), make_posix_launcher(),
+  Agent agent(options, make_http_control_plane(f.server, f.token), launcher,
               std::make_shared<SteadyClock>());
   std::thread signal_thread([&agent, signals] {
     int sig = 0;

@@ -32,7 +32,7 @@ std::string usage() {
   return "usage: podium-worker --server URL --token TOKEN --cluster NAME --slice I --host J\n"
          "                     [--workdir DIR] [--address ADDR] [--hostname NAME] [--devices N]\n"
          "                     [--spool-max-bytes N] [--log-format text|json]\n"
-         "                     [--metadata-url URL|none] [--run-as USER]\n"
+         "                     [--metadata-url URL|none] [--run-as USER] [--python PATH|none]\n"
          "\n"
          "  --server URL           podium-server base URL (default: $PODIUM_SERVER)\n"
          "  --token TOKEN          worker token of the cluster (default: $PODIUM_TOKEN)\n"
@@ -51,7 +51,10 @@ std::string usage() {
          "                         $PODIUM_METADATA_URL, else\n"
          "                         http://metadata.google.internal/computeMetadata/v1/instance)\n"
          "  --run-as USER          the account ranks run as (default: $PODIUM_RUN_AS); required\n"
-         "                         when the agent runs as root (--run-as root to keep root)\n";
+         "                         when the agent runs as root (--run-as root to keep root)\n"
+         "  --python PATH          the Python whose jax, libtpu and MaxText versions the agent\n"
+         "                         reports when it registers; none reports nothing (default:\n"
+         "                         $PODIUM_WORKER_PYTHON, else python3)\n";
 }
 
 std::string default_address() {
@@ -86,6 +89,7 @@ ParsedFlags parse_flags(
   ParsedFlags result;
   WorkerFlags f;
   bool have_slice = false;
+  bool have_python = false;
   bool have_host = false;
   const auto fail = [&](std::string message) {
     result.error = std::move(message);
@@ -106,7 +110,7 @@ ParsedFlags parse_flags(
     static const char* const kKnown[] = {
         "--server",     "--token",        "--cluster",  "--slice",   "--host",
         "--workdir",    "--address",      "--hostname", "--devices", "--spool-max-bytes",
-        "--log-format", "--metadata-url", "--run-as"};
+        "--log-format", "--metadata-url", "--run-as",   "--python"};
     bool known = false;
     for (const char* k : kKnown) known = known || name == k;
     if (!known) return fail("unknown flag: " + name);
@@ -149,6 +153,10 @@ ParsedFlags parse_flags(
     } else if (name == "--run-as") {
       if (v.empty()) return fail("--run-as needs an account name");
       f.run_as = v;
+    } else if (name == "--python") {
+      if (v.empty()) return fail("--python needs an interpreter (or none)");
+      f.python = v;
+      have_python = true;
     }
   }
   if (f.help) {
@@ -157,6 +165,9 @@ ParsedFlags parse_flags(
   }
   if (f.server.empty()) f.server = getenv("PODIUM_SERVER").value_or("");
   if (f.run_as.empty()) f.run_as = getenv("PODIUM_RUN_AS").value_or("");
+  if (!have_python)
+    if (auto env_python = getenv("PODIUM_WORKER_PYTHON"); env_python && !env_python->empty())
+      f.python = *env_python;
   if (f.token.empty()) f.token = getenv("PODIUM_TOKEN").value_or("");
   if (f.metadata_url.empty())
     f.metadata_url = getenv("PODIUM_METADATA_URL")

@@ -26,6 +26,9 @@ struct WorkerFlags {
   std::string metadata_url;
   // --run-as or PODIUM_RUN_AS: the account ranks run as (engine/worker/run_as.h).
   std::string run_as;
+  // --python or PODIUM_WORKER_PYTHON: the interpreter whose packages the agent reports when it
+  // registers (jax, libtpu, maxtext: they pick MaxText's launch form); "none": report nothing.
+  std::string python = "python3";
   bool help = false;
 };
 

@@ -178,6 +178,24 @@ TEST_F(HostLost, RecoversFromCheckpointWithoutSpendingBudget) {
   EXPECT_EQ(checkpoint_steps(id), (std::vector<int>{10, 20, 30, 40}));
   EXPECT_TRUE(metrics_steps_are(metrics(id), step_range(0, 40), false));
   EXPECT_TRUE(logs_match_workers(id, att[1]));
+
+  // JAX joined both processes through Podium's coordinator variables, in each attempt.
+  for (const json& a : att)
+    for (int rank : {0, 1}) {
+      const auto lines = local_rank_lines(a, rank);
+      const std::string joined =
+          "jax.distributed initialized: process " + std::to_string(rank) + " of 2";
+      EXPECT_TRUE(
+          std::any_of(lines.begin(), lines.end(),
+                      [&](const std::string& l) { return l.find(joined) != std::string::npos; }))
+          << "attempt " << a.value("number", 0) << " rank " << rank << " never said '" << joined
+          << "'";
+    }
+  // The checkpoints are Orbax's: each finished step directory carries Orbax's metadata.
+  for (int step : {10, 20, 30, 40}) {
+    const auto dir = output_dir() / id / "checkpoints" / std::to_string(step);
+    EXPECT_TRUE(std::filesystem::exists(dir / "_CHECKPOINT_METADATA")) << dir;
+  }
 }
 
 class Elastic : public E2eTest {};

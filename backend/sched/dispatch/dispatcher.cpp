@@ -24,6 +24,7 @@ using nlohmann::json;
 struct WorkerInfo {
   std::string address;
   int devices = 1;
+  std::optional<core::MaxTextLayout> maxtext_layout;  // what its agent found importable
 };
 
 struct ClusterInfo {
@@ -32,6 +33,7 @@ struct ClusterInfo {
   std::string accelerator_kind;    // tpu, gpu, cpu ("" when the type is unknown)
   std::string executor = "agent";  // agent | slurm | kubernetes (engine/core/executor.h)
   int devices_per_host = 0;
+  std::string maxtext_version = "auto";
   std::map<std::string, WorkerInfo> workers;
 };
 
@@ -45,7 +47,8 @@ int hosts_per_slice(const std::string& accelerator) {
 std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json& cluster_ids,
                                                  bool lock, const EngineSettings& settings) {
   std::map<std::string, ClusterInfo> out;
-  auto c = tx.exec(std::string("SELECT id, accelerator, num_slices, executor->>'kind' AS executor "
+  auto c = tx.exec(std::string("SELECT id, accelerator, num_slices, executor->>'kind' AS executor, "
+                               "maxtext_version "
                                "FROM clusters WHERE id IN "
                                "(SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id") +
                        (lock ? " FOR UPDATE SKIP LOCKED" : ""),
@@ -61,6 +64,7 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
     }
     info.num_slices = static_cast<int>(c.int64(i, "num_slices"));
     info.executor = c.opt(i, "executor").value_or("agent");
+    info.maxtext_version = c.at(i, "maxtext_version");
     out[info.snapshot.id] = std::move(info);
   }
   if (out.empty()) return out;
@@ -68,6 +72,7 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
   for (const auto& [id, _] : out) locked.push_back(id);
   auto w = tx.exec(
       "SELECT w.id, w.cluster_id, w.slice, w.host, w.address, w.devices, "
+      "w.software->>'maxtext_layout' AS maxtext_layout, "
       "(w.last_heartbeat_at > now() - make_interval(secs => $2::int) AND w.notice IS NULL) AS "
       "healthy, "
       "EXISTS (SELECT 1 FROM attempt_hosts ah WHERE ah.worker_id = w.id AND ah.ended_at IS NULL) "
@@ -83,7 +88,9 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
     h.healthy = w.boolean(i, "healthy") && h.slice_index < info.num_slices;
     h.busy = w.boolean(i, "busy");
     info.snapshot.hosts.push_back(h);
-    info.workers[h.worker_id] = {w.at(i, "address"), static_cast<int>(w.int64(i, "devices"))};
+    info.workers[h.worker_id] = {
+        w.at(i, "address"), static_cast<int>(w.int64(i, "devices")),
+        core::parse_maxtext_layout(w.opt(i, "maxtext_layout").value_or(std::string()))};
   }
   return out;
 }
@@ -146,6 +153,7 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
   in.settings.grace_seconds = static_cast<int>(settings.cancel_grace.count());
   in.accelerator_kind = cluster.accelerator_kind;
   in.devices_per_host = cluster.devices_per_host;
+  std::optional<core::MaxTextLayout> rank0_layout;
   for (const auto& h : p.hosts) {
     GangMember m;
     m.rank = h.rank;
@@ -155,8 +163,12 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
     m.address =
         w != cluster.workers.end() && !w->second.address.empty() ? w->second.address : "127.0.0.1";
     m.devices = w != cluster.workers.end() ? w->second.devices : 1;
+    if (m.rank == 0 && w != cluster.workers.end()) rank0_layout = w->second.maxtext_layout;
     in.members.push_back(m);
   }
+  in.maxtext_layout =
+      core::choose_maxtext_layout(run.spec.value("maxtext_version", std::string("auto")),
+                                  cluster.maxtext_version, rank0_layout);
   std::vector<RankLaunch> launches;
   try {
     in.port = allocate_coordinator_port(tx, in.members.front().address, settings);

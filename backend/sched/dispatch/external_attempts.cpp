@@ -176,8 +176,9 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
   auto a = tx.exec(
       "SELECT a.run_id, a.number, a.state, a.world_size, a.num_slices, a.ending_cause, "
       "a.finished_at IS NOT NULL AS finished, r.spec::text AS spec, r.state AS run_state, "
-      "c.accelerator, d.uri AS dataset_uri, (SELECT count(*) FROM attempts p WHERE p.run_id = "
-      "a.run_id) AS attempts FROM attempts a JOIN runs r ON r.id = a.run_id JOIN clusters c ON "
+      "c.accelerator, c.maxtext_version, d.uri AS dataset_uri, (SELECT count(*) FROM attempts p "
+      "WHERE p.run_id = a.run_id) AS attempts FROM attempts a JOIN runs r ON r.id = a.run_id JOIN "
+      "clusters c ON "
       "c.id = r.cluster_id LEFT JOIN datasets d ON d.id = r.dataset_id WHERE a.id = $1 "
       "FOR UPDATE OF a",
       {join.attempt_id});
@@ -245,6 +246,10 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
       if (acc.type->hosts_per_slice > 0)
         in.devices_per_host = acc.type->devices_per_slice / acc.type->hosts_per_slice;
     }
+    // No agent reports the hosts' MaxText here: the run's or the cluster's declaration decides.
+    in.maxtext_layout =
+        core::choose_maxtext_layout(in.spec.value("maxtext_version", std::string("auto")),
+                                    a.at(0, "maxtext_version"), std::nullopt);
     for (size_t i = 0; i < ranks.size(); ++i) {
       GangMember m;
       m.rank = static_cast<int>(ranks.int64(i, "rank"));

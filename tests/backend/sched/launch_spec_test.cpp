@@ -80,7 +80,8 @@ TEST(LaunchSpec, ReferenceWorkloadUsesMaxTextCommandFormAndTheSameRunNameEveryAt
   EXPECT_TRUE(has_arg(cmd, "per_device_batch_size=2"));      // an integer, as the trainer needs
   EXPECT_TRUE(has_arg(cmd, "checkpoint_period=10"));
   EXPECT_TRUE(has_arg(cmd, "learning_rate=0.001"));
-  EXPECT_FALSE(has_arg(cmd, "num_slices=2"));  // a MaxText key the reference trainer rejects
+  // The JAX reference workload builds MaxText's mesh: it takes the slices and parallelism too.
+  EXPECT_TRUE(has_arg(cmd, "num_slices=2"));
   ASSERT_TRUE(ranks[0].checkpoint_dir.has_value());
   EXPECT_EQ(*ranks[0].checkpoint_dir, "/var/out/run_1/checkpoints");
   EXPECT_FALSE(ranks[1].checkpoint_dir.has_value());  // rank 0 only
@@ -195,6 +196,64 @@ TEST(LaunchSpec, EntrypointConfigFileWorkdirAndEnvAreTheRunsOwn) {
   auto argv = build_launch(in)[0].command;
   EXPECT_EQ(argv[0], "/opt/venv/bin/python");
   EXPECT_EQ(argv[3], "configs/almodel.yml");
+}
+
+TEST(LaunchSpec, MaxTextModuleFollowsTheHostsMaxText) {
+  // Today's package: maxtext.trainers.pre_train.train, its packaged base.yml by default.
+  auto in = two_slices_of_two({{"workload", "maxtext"}, {"model", "llama2-7b"}, {"steps", 10}});
+  auto package = build_launch(in)[0].command;
+  ASSERT_GE(package.size(), 5u);
+  EXPECT_EQ((std::vector<std::string>(package.begin(), package.begin() + 4)),
+            (std::vector<std::string>{"python3", "-u", "-m", "maxtext.trainers.pre_train.train"}));
+  EXPECT_EQ(package[4], "run_name=run_1");  // no config file: the package's own base.yml
+  // A run's own config file comes first, in either form.
+  in.spec["config_file"] = "/cfg/my.yml";
+  EXPECT_EQ(build_launch(in)[0].command[4], "/cfg/my.yml");
+  in.spec.erase("config_file");
+  // A legacy checkout: MaxText.train with its base.yml.
+  in.maxtext_layout = core::MaxTextLayout::legacy;
+  auto legacy = build_launch(in)[0].command;
+  EXPECT_EQ((std::vector<std::string>(legacy.begin(), legacy.begin() + 5)),
+            (std::vector<std::string>{"python3", "-u", "-m", "MaxText.train",
+                                      "MaxText/configs/base.yml"}));
+}
+
+TEST(LaunchSpec, CompileCheckRewritesEitherMaxTextFormAndTargetsTheTpuSlice) {
+  const std::vector<std::string> package = {"python3", "-u", "-m",
+                                            "maxtext.trainers.pre_train.train", "steps=5"};
+  EXPECT_EQ(compile_check_command(package, false, "tpu7x-64", 2),
+            (std::vector<std::string>{
+                "python3", "-u", "-m", "maxtext.trainers.pre_train.train_compile", "steps=5",
+                "compile_topology=tpu7x-64", "compile_topology_num_slices=2"}));
+  const std::vector<std::string> legacy = {"python3", "-u", "-m", "MaxText.train",
+                                           "MaxText/configs/base.yml"};
+  EXPECT_EQ(compile_check_command(legacy, false, "v5p-8", 1)[3], "MaxText.train_compile");
+  // The reference workload: --compile-only, for a TPU slice when one is named.
+  const std::vector<std::string> reference = {"/venv/bin/python", "-u", "/ref/train.py",
+                                              "/ref/base.yml"};
+  auto ref_tpu = compile_check_command(reference, true, "v5p-8", 1);
+  EXPECT_TRUE(has_arg(ref_tpu, "--compile-only"));
+  EXPECT_TRUE(has_arg(ref_tpu, "compile_topology=v5p-8"));
+  auto ref_cpu = compile_check_command(reference, true, "", 1);
+  EXPECT_EQ(ref_cpu.size(), reference.size() + 1);
+  EXPECT_EQ(ref_cpu.back(), "--compile-only");
+}
+
+TEST(LaunchSpec, CpuHostsGiveEachProcessItsDevices) {
+  auto in = two_slices_of_two({{"workload", "reference"}, {"model", "reference-tiny"}});
+  in.accelerator_kind = "cpu";
+  in.devices_per_host = 4;
+  auto ranks = build_launch(in);
+  EXPECT_EQ(ranks[0].env.at("XLA_FLAGS"), "--xla_force_host_platform_device_count=4");
+  EXPECT_EQ(ranks[3].env.at("JAX_PLATFORMS"), "cpu");
+  // The run's own XLA_FLAGS win, as every variable of its env does.
+  in.spec["env"] = {{"XLA_FLAGS", "--xla_dump_to=/tmp/x"}};
+  EXPECT_EQ(build_launch(in)[1].env.at("XLA_FLAGS"), "--xla_dump_to=/tmp/x");
+  // Not on TPU hosts.
+  in.accelerator_kind = "tpu";
+  EXPECT_EQ(build_launch(in)[0].env.count("XLA_FLAGS"), 1u);  // the run's own only
+  in.spec.erase("env");
+  EXPECT_EQ(build_launch(in)[0].env.count("XLA_FLAGS"), 0u);
 }
 
 TEST(LaunchSpec, ModelNameOnlyForModelsMaxTextKnows) {

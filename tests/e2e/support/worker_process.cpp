@@ -212,7 +212,9 @@ void WorkerProcess::spawn() {
                                    "--workdir",
                                    options_.workdir.string(),
                                    "--address",
-                                   options_.address};
+                                   options_.address,
+                                   "--python",
+                                   PODIUM_PYTHON};
   // The agent refuses to start as root without being told whom ranks run as: the tests say
   // "as the account running the tests" unless they ask for another one.
   args.push_back("--run-as");

@@ -175,6 +175,22 @@ TEST(AcceleratorTest, CpuHosts) {
   EXPECT_EQ(parse_ok("cpu-1").hosts_per_slice, 1);
 }
 
+// cpu-HxD: H hosts of D devices each, so the reference workload has devices to shard a mesh over.
+TEST(AcceleratorTest, CpuHostsWithSeveralDevicesEach) {
+  const AcceleratorType t = parse_ok("cpu-2x4");
+  EXPECT_EQ(t.type, "cpu-2x4");
+  EXPECT_EQ(t.kind, AcceleratorKind::cpu);
+  EXPECT_EQ(t.hosts_per_slice, 2);
+  EXPECT_EQ(t.devices_per_chip, 4);
+  EXPECT_EQ(t.devices_per_slice, 8);
+  EXPECT_THAT(t.physical_mesh, ElementsAre(8));
+  EXPECT_EQ(parse_ok("CPU-2x4").type, "cpu-2x4");
+  EXPECT_EQ(parse_ok("cpu-3x1").type, "cpu-3");  // one device each is plain cpu-N
+  EXPECT_THAT(parse_error("cpu-2x4x2").message, HasSubstr("cpu-HxD"));
+  EXPECT_THAT(parse_error("cpu-2x65").message, HasSubstr("D <= 64"));
+  EXPECT_THAT(parse_error("cpu-0x2").message, HasSubstr("not a cpu size"));
+}
+
 // The catalog GET /api/v1/accelerators lists: every family, each entry a type that parses back to
 // itself with the same facts, no duplicates, the sizes of a family growing.
 TEST(AcceleratorTest, CatalogTypesCoverEveryFamilyAndParseBackToThemselves) {

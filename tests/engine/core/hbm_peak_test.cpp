@@ -36,6 +36,14 @@ TEST(HbmPeak, OutOfMemoryRequirementVariants) {
   ASSERT_TRUE(f);
   EXPECT_DOUBLE_EQ(f->gib, 114.90);
   EXPECT_FALSE(f->limit_gib);
+  // libtpu 0.0.42's compile-time wording (a v5e compile from a CPU host, jax 0.10.2).
+  f = parse_oom_requirement(
+      "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory on HBM, the total memory "
+      "required for HLO temporaries (20.66G) exceeds available HBM (15.75G).");
+  ASSERT_TRUE(f);
+  EXPECT_DOUBLE_EQ(f->gib, 20.66);
+  EXPECT_DOUBLE_EQ(*f->limit_gib, 15.75);
+  EXPECT_EQ(f->source, "oom_required");
   // A runtime allocation failure names no requirement for the whole program.
   EXPECT_FALSE(
       parse_oom_requirement("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.23GiB."));

@@ -286,6 +286,9 @@ TEST(MaxtextLogTest, FailureSignatures) {
       {"AssertionError: Number of devices per slice 64 does not match the product of the ICI "
        "parallelism 32",
        FailureSignature::mesh_product_mismatch},
+      // JAX's own message (mesh_utils.create_device_mesh), as the reference workload fails.
+      {"ValueError: Number of devices 4 must equal the product of mesh_shape (2, 4)",
+       FailureSignature::mesh_product_mismatch},
       {"ValueError: Key weight_decay not in valid fields", FailureSignature::invalid_config_key},
       {"ValueError: Couldn't parse value from CLI or ENV 'abc' for key 'steps'",
        FailureSignature::invalid_config_value},

@@ -322,9 +322,28 @@ TEST(Planner, ReferenceWorkloadOnCpu) {
   // The reference workload's own test: StopIteration after exactly 7 steps.
   EXPECT_THAT(codes(plan.errors), Contains("data_exhausted"));
   EXPECT_EQ(plan.data->exhausted_at_step, 7);
-  EXPECT_FALSE(plan.mesh.has_value());      // not a MaxText mesh
+  // The JAX reference workload builds MaxText's mesh: fsdp -1 takes the one device.
+  ASSERT_TRUE(plan.mesh.has_value());
+  EXPECT_TRUE(plan.mesh->ok) << plan.mesh->message;
   EXPECT_FALSE(plan.estimate.has_value());  // a CPU has no peak in the catalog
   EXPECT_FALSE(plan.memory.has_value());
+}
+
+// cpu-HxD gives the reference workload devices to shard over; a parallelism whose product is
+// not the slice's device count is what JAX's create_device_mesh refuses.
+TEST(Planner, ReferenceWorkloadMeshOnCpuDevices) {
+  PlanInput in;
+  in.spec = spec_from(json::parse(R"({
+    "name": "ref", "cluster": "cpu", "model": "reference-tiny", "workload": "reference",
+    "steps": 20, "parallelism": {"ici_fsdp": 2, "ici_data": 2}
+  })"));
+  in.accelerator_name = "cpu-2x2";
+  EXPECT_TRUE(make_plan(in).ok);
+  in.spec.parallelism = {{"ici_fsdp", 3}};
+  const Plan plan = make_plan(in);
+  EXPECT_THAT(codes(plan.errors), Contains("mesh_product_mismatch"));
+  ASSERT_TRUE(plan.mesh.has_value());
+  EXPECT_THAT(plan.mesh->message, HasSubstr("Number of devices per slice 4"));
 }
 
 TEST(Planner, ReferenceWorkloadKeysAreChecked) {

@@ -40,7 +40,7 @@ class Examples : public PodiumTest {};
 TEST_F(Examples, EveryExamplePlansWithoutErrors) {
   // What each example's header says to create.
   const std::map<std::string, std::pair<std::string, int>> clusters = {
-      {"demo", {"cpu-2", 2}},
+      {"demo", {"cpu-2x2", 2}},
       {"v6e-8-vm", {"v6e-8", 1}},
       {"ironwood-64", {"tpu7x-64", 1}},
       {"v6e-16x2", {"v6e-16", 2}},
