@@ -421,7 +421,10 @@ json build_jobset(const JobSetRequest& r) {
         // attempt itself (docs/executors.md).
         {"failurePolicy",
          {{"maxRestarts", 0},
-          {"rules", json::array({{{"action", "FailJobSet"},
+          // xpk's rule, named: JobSet's CRD (v0.12.0, tests/engine/core/data/jobset) requires
+          // a name on every failure-policy rule.
+          {"rules", json::array({{{"name", "fail-on-pod-failure-policy"},
+                                  {"action", "FailJobSet"},
                                   {"onJobFailureReasons", json::array({"PodFailurePolicy"})}}})}}},
         {"replicatedJobs",
          json::array({{{"name", "slice-job"},

@@ -37,7 +37,6 @@ cases=(
   "v5p-32|--tpu-type=v5p-32 --num-slices=1"
   "v6e-16|--tpu-type=v6e-16 --num-slices=1"
   "v6e-16x2|--tpu-type=v6e-16 --num-slices=2"
-  "tpu7x-2|--tpu-type=tpu7x-2 --num-slices=1"
   "tpu7x-8|--tpu-type=tpu7x-8 --num-slices=1 --use-parallel-containers"
   "tpu7x-64|--tpu-type=tpu7x-64 --num-slices=1 --use-parallel-containers"
   "tpu7x-64x2|--tpu-type=tpu7x-64 --num-slices=2 --use-parallel-containers"

@@ -142,7 +142,8 @@ void expect_common_shape(const json& js, const JobSetRequest& r) {
   else
     EXPECT_FALSE(js["metadata"].contains("annotations"));  // as xpk's GPU JobSets
   EXPECT_EQ(js["spec"]["failurePolicy"], json::parse(R"({"maxRestarts":0,"rules":[
-      {"action":"FailJobSet","onJobFailureReasons":["PodFailurePolicy"]}]})"));
+      {"name":"fail-on-pod-failure-policy","action":"FailJobSet",
+       "onJobFailureReasons":["PodFailurePolicy"]}]})"));
   EXPECT_EQ(js["spec"]["ttlSecondsAfterFinished"], 43200);
   EXPECT_EQ(js["metadata"]["labels"]["xpk.google.com/workload"], r.name);
   ASSERT_EQ(js["spec"]["replicatedJobs"].size(), 1u);
@@ -274,8 +275,6 @@ TEST(JobSetManifest, RanksPerHostFollowXpksMachineTypes) {
   EXPECT_EQ(ranks_per_host(type("tpu7x-8"), on), 2);
   EXPECT_EQ(ranks_per_host(type("tpu7x-64"), on), 2);
   EXPECT_EQ(ranks_per_host(type("tpu7x-64"), off), 1);
-  // tpu7x-2 is one chip on tpu7x-standard-1t: one container.
-  EXPECT_EQ(ranks_per_host(type("tpu7x-2"), on), 1);
   for (const char* acc : {"v5e-16", "v5p-32", "v6e-16", "v6e-8", "v4-32", "h100-16"})
     EXPECT_EQ(ranks_per_host(type(acc), on), 1) << acc;
 }
