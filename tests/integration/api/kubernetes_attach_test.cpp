@@ -84,7 +84,7 @@ json join(int rank, int slice, int host, const std::string& address) {
 }
 
 TEST_F(KubernetesAttach, Tpu7x64TimesTwoRunsTwoRanksPerVm) {
-  auto& admin = podium().admin();
+  auto admin = podium().admin();
   const std::string cluster = unique_name("gke");
   podium().create_cluster(
       cluster, "tpu7x-64",
