@@ -40,6 +40,7 @@ AttachIdentityResult identify_rank(const EnvLookup& env) {
   AttachIdentity id;
   id.engine = engine;
   id.world = *hosts * *slices;
+  int ranks_per_slice = *hosts;
   if (engine == "slurm") {
     const auto rank = non_negative(env("SLURM_PROCID"));
     if (!rank) return fail("SLURM_PROCID must be a non-negative integer");
@@ -67,19 +68,31 @@ AttachIdentityResult identify_rank(const EnvLookup& env) {
       return fail(
           "PODIUM_SLICE (the jobset.sigs.k8s.io/job-index label) must be a "
           "non-negative integer");
+    // xpk's parallel containers: several ranks per VM (PODIUM_RANKS_PER_HOST, default 1), the
+    // container's place on its VM in PODIUM_RANK_IN_HOST. `host` is then the rank's index
+    // within its slice (TPU_WORKER_ID), not the VM's.
+    const auto per_vm = env("PODIUM_RANKS_PER_HOST") ? non_negative(env("PODIUM_RANKS_PER_HOST"))
+                                                     : std::optional<int>(1);
+    if (!per_vm || *per_vm < 1) return fail("PODIUM_RANKS_PER_HOST must be a positive integer");
+    const auto in_vm = env("PODIUM_RANK_IN_HOST") ? non_negative(env("PODIUM_RANK_IN_HOST"))
+                                                  : std::optional<int>(0);
+    if (!in_vm || *in_vm >= *per_vm)
+      return fail("PODIUM_RANK_IN_HOST must be an integer from 0 to PODIUM_RANKS_PER_HOST - 1");
+    ranks_per_slice = *hosts * *per_vm;
+    id.world = ranks_per_slice * *slices;
     id.slice = *slice;
-    id.host = *host;
-    id.rank = id.slice * *hosts + id.host;
+    id.host = *host * *per_vm + *in_vm;
+    id.rank = id.slice * ranks_per_slice + id.host;
     id.engine_job = env("PODIUM_JOBSET").value_or("");
     id.engine_restart = env("PODIUM_ENGINE_RESTART").value_or("");
     id.node = env("HOSTNAME").value_or("");
   } else {
     return fail("PODIUM_ENGINE must be slurm or kubernetes, not '" + engine.substr(0, 32) + "'");
   }
-  if (id.slice >= *slices || id.host >= *hosts || id.rank >= id.world)
+  if (id.slice >= *slices || id.host >= ranks_per_slice || id.rank >= id.world)
     return fail("rank " + std::to_string(id.rank) + " (slice " + std::to_string(id.slice) +
                 ", host " + std::to_string(id.host) + ") is outside the gang of " +
-                std::to_string(*slices) + " x " + std::to_string(*hosts));
+                std::to_string(*slices) + " x " + std::to_string(ranks_per_slice));
   out.identity = id;
   return out;
 }

@@ -10,6 +10,10 @@
 //               |                                          | (job-index label)| (else
 //               TPU_WORKER_ID)
 //
+// Kubernetes with xpk's parallel containers (PODIUM_RANKS_PER_HOST = k > 1, tpu7x): each of a
+// VM's k containers is a rank, PODIUM_RANK_IN_HOST = c its place; host = JOB_COMPLETION_INDEX * k
+// + c (the rank's index in its slice), rank = slice * hosts * k + host, world = slices * hosts * k.
+//
 // hosts = PODIUM_HOSTS_PER_SLICE, slices = PODIUM_NUM_SLICES (set by Podium's submission). The
 // world the engine reports (SLURM_NTASKS) must equal hosts * slices: a job resized behind
 // Podium's back cannot form the gang Podium planned.

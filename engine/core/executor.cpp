@@ -190,6 +190,12 @@ KubernetesExecutor read_kubernetes(Reader& r) {
   k.service_account = r.text("service_account", is_dns_subdomain,
                              "a ServiceAccount name (lowercase RFC 1123 subdomain)");
   k.env = r.env("env");
+  if (const json* pc = r.field("parallel_containers")) {
+    if (pc->is_boolean())
+      k.parallel_containers = pc->get<bool>();
+    else
+      r.error("parallel_containers", "must be true or false");
+  }
   return k;
 }
 
@@ -277,6 +283,7 @@ json to_json(const Executor& e) {
               {"image", e.kubernetes.image},
               {"priority_class", e.kubernetes.priority_class},
               {"service_account", e.kubernetes.service_account},
+              {"parallel_containers", e.kubernetes.parallel_containers},
               {"env", env_json(e.kubernetes.env)}};
   }
   return {{"kind", "agent"}};

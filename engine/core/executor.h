@@ -32,6 +32,10 @@ struct KubernetesExecutor {
   std::string priority_class;
   std::string service_account;
   std::map<std::string, std::string> env;
+  // xpk's parallel containers: on TPU hosts whose machine type xpk gives two (tpu7x with 4 chips
+  // per VM, tpu7x-standard-4t), each pod runs two containers of 2 chips, one JAX process (rank)
+  // each. false: one container with all the host's chips (xpk --no-use-parallel-containers).
+  bool parallel_containers = true;
 };
 
 struct Executor {

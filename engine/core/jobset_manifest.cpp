@@ -223,6 +223,19 @@ std::string gke_tpu_accelerator_label(const AcceleratorType& a) {
   return "";
 }
 
+int ranks_per_host(const AcceleratorType& a, const KubernetesExecutor& executor) {
+  // xpk: parallel_containers=2 on tpu7x-standard-4t (4 chips per VM, every tpu7x slice but the
+  // 1-chip tpu7x-2 on tpu7x-standard-1t), 1 on every other machine type.
+  const bool four_chip_vm = a.hosts_per_slice >= 1 && a.chips_per_slice / a.hosts_per_slice == 4;
+  return a.family == "tpu7x" && four_chip_vm && executor.parallel_containers ? 2 : 1;
+}
+
+std::vector<int> xpk_restartable_exit_codes() {
+  std::vector<int> codes = {42};
+  for (int c = 127; c <= 255; ++c) codes.push_back(c);
+  return codes;
+}
+
 json build_jobset(const JobSetRequest& r) {
   require(is_dns_label(r.name) && r.name.size() <= 40,
           "JobSet name '" + r.name +
@@ -271,11 +284,14 @@ json build_jobset(const JobSetRequest& r) {
   require(ex.service_account.empty() || is_dns_subdomain(ex.service_account),
           "service account '" + ex.service_account + "' is not a valid Kubernetes name");
 
-  const std::string container = tpu ? "jax-tpu" : "gpu-image";
+  const int per_vm = ranks_per_host(acc, ex);
+  require(per_host % per_vm == 0, "accelerator '" + acc.type + "' has " + std::to_string(per_host) +
+                                      " chips per host: not " + std::to_string(per_vm) +
+                                      " containers' worth");
   const std::string worker =
       r.worker_image.empty() ? r.worker_path : std::string("/podium/podium-worker");
 
-  // What podium-worker attach reads (engine/core/attach_identity.h). The host index is
+  // What podium-worker attach reads (engine/core/attach_identity.h). The VM's index is
   // JOB_COMPLETION_INDEX, set by the Job controller for Indexed Jobs.
   json env = json::array(
       {env_var("PODIUM_SERVER", literal_env_value(r.server_url)),
@@ -285,13 +301,14 @@ json build_jobset(const JobSetRequest& r) {
        env_var("PODIUM_JOBSET", r.name),
        env_var("PODIUM_HOSTS_PER_SLICE", std::to_string(hosts)),
        env_var("PODIUM_NUM_SLICES", std::to_string(r.num_slices)),
+       env_var("PODIUM_RANKS_PER_HOST", std::to_string(per_vm)),
        env_from_label("PODIUM_SLICE", "jobset.sigs.k8s.io/job-index"),
        // JobSet's own restart count; always 0 with maxRestarts 0, reported for the record.
        env_from_label("PODIUM_ENGINE_RESTART", "jobset.sigs.k8s.io/restart-attempt"),
        // The token stays in the Secret: the manifest (shown by `podium runs manifest`) has none.
        {{"name", "PODIUM_ATTACH_TOKEN"},
         {"valueFrom", {{"secretKeyRef", {{"name", r.token_secret}, {"key", "token"}}}}}}});
-  std::set<std::string> set_here;
+  std::set<std::string> set_here = {"PODIUM_RANK_IN_HOST"};
   for (const auto& e : env) set_here.insert(e["name"].get<std::string>());
   for (const auto& [name, value] : ex.env) {
     require(is_environment_name(name), "environment name '" + name + "' is not valid");
@@ -301,22 +318,37 @@ json build_jobset(const JobSetRequest& r) {
     env.push_back(env_var(name, literal_env_value(value)));
   }
 
+  // One container per rank on the VM, named as xpk names them ("jax-tpu", or "jax-tpu-1",
+  // "jax-tpu-2" with parallel containers), so `kubectl logs -c jax-tpu-1` works as with xpk.
+  const std::string base_name = tpu ? "jax-tpu" : "gpu-image";
   json limits = json::object();
-  limits[tpu ? "google.com/tpu" : "nvidia.com/gpu"] = per_host;
-  json main = {{"name", container},
-               {"image", r.image},
-               {"command", {worker, "attach"}},
-               {"env", env},
-               {"resources", {{"limits", limits}}},
-               {"volumeMounts", json::array({{{"name", "dshm"}, {"mountPath", "/dev/shm"}}})}};
-  // As xpk: libtpu needs the TPU device files and memlock limits of the host.
-  if (tpu) main["securityContext"] = {{"privileged", true}};
+  limits[tpu ? "google.com/tpu" : "nvidia.com/gpu"] = per_host / per_vm;
+  json containers = json::array();
+  for (int i = 0; i < per_vm; ++i) {
+    json container_env = env;
+    container_env.push_back(env_var("PODIUM_RANK_IN_HOST", std::to_string(i)));
+    json c = {{"name", per_vm > 1 ? base_name + "-" + std::to_string(i + 1) : base_name},
+              {"image", r.image},
+              {"command", {worker, "attach"}},
+              {"env", container_env},
+              {"resources", {{"limits", limits}}},
+              {"volumeMounts", json::array({{{"name", "dshm"}, {"mountPath", "/dev/shm"}}})}};
+    // As xpk: libtpu needs the TPU device files and memlock limits of the host.
+    if (tpu) c["securityContext"] = {{"privileged", true}};
+    containers.push_back(std::move(c));
+  }
   json volumes = json::array({{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}}}}});
 
   json selector = json::object();
   if (tpu) {
     selector["cloud.google.com/gke-tpu-accelerator"] = node_label;
     selector["cloud.google.com/gke-tpu-topology"] = acc.topology;
+    // xpk pins multi-host tpu7x slices to the workload policy its `cluster create` made for the
+    // node pool (scheduling.py: "<type>-<topology>-placement-policy", required by tpu7x when a
+    // slice spans VMs).
+    if (acc.family == "tpu7x" && hosts > 1)
+      selector["cloud.google.com/placement-policy-name"] =
+          acc.type + "-" + acc.topology + "-placement-policy";
   } else {
     selector["cloud.google.com/gke-accelerator"] = node_label;
   }
@@ -336,40 +368,64 @@ json build_jobset(const JobSetRequest& r) {
     // podium-worker from Podium's image, so the training image needs no change.
     const json bin_mount = {{"name", "podium-bin"}, {"mountPath", "/podium"}};
     volumes.push_back({{"name", "podium-bin"}, {"emptyDir", json::object()}});
-    main["volumeMounts"].push_back(bin_mount);
+    for (auto& c : containers) c["volumeMounts"].push_back(bin_mount);
     pod_spec["initContainers"] =
         json::array({{{"name", "podium-worker"},
                       {"image", r.worker_image},
                       {"command", {"cp", "/podium-worker", "/podium/podium-worker"}},
                       {"volumeMounts", json::array({bin_mount})}}});
   }
-  pod_spec["containers"] = json::array({main});
+  pod_spec["containers"] = containers;
   pod_spec["volumes"] = volumes;
 
-  const json ids = {{"podium.dev/run", r.run_id}, {"podium.dev/attempt", r.attempt_id}};
+  const json ids = {{"podium.dev/run", r.run_id},
+                    {"podium.dev/attempt", r.attempt_id},
+                    {"xpk.google.com/workload", r.name}};
   json labels = ids;
   if (!ex.queue.empty()) labels["kueue.x-k8s.io/queue-name"] = ex.queue;
+  // xpk's podFailurePolicy: any exit code but the restartable ones fails the Job at once (reason
+  // PodFailurePolicy, which the JobSet's rule turns into FailJobSet). With maxRestarts 0 and
+  // backoffLimit 0 a restartable exit fails it too (BackoffLimitExceeded): Podium, not the
+  // JobSet, decides about the restart, from the rank's exit and log (docs/executors.md).
+  json codes = xpk_restartable_exit_codes();
+  json pod_rules = json::array();
+  for (const auto& c : containers)
+    pod_rules.push_back(
+        {{"action", "FailJob"},
+         {"onPodConditions", json::array()},
+         {"onExitCodes",
+          {{"containerName", c["name"]}, {"operator", "NotIn"}, {"values", codes}}}});
   json job_spec = {{"parallelism", hosts},
                    {"completions", hosts},
                    {"completionMode", "Indexed"},
                    // Any pod failure fails its slice's Job, and so the JobSet, at once.
                    {"backoffLimit", 0},
+                   {"podFailurePolicy", {{"rules", pod_rules}}},
                    {"template", {{"metadata", {{"labels", ids}}}, {"spec", pod_spec}}}};
+  json metadata = {{"name", r.name}, {"namespace", ex.namespace_name}, {"labels", labels}};
+  // One slice per TPU node pool, as xpk; xpk's GPU JobSets carry no such annotation (their
+  // nodes are placed by Kueue's topology-aware scheduling).
+  if (tpu)
+    metadata["annotations"] = {
+        {"alpha.jobset.sigs.k8s.io/exclusive-topology", "cloud.google.com/gke-nodepool"}};
   return {
       {"apiVersion", "jobset.x-k8s.io/v1alpha2"},
       {"kind", "JobSet"},
-      {"metadata",
-       {{"name", r.name},
-        {"namespace", ex.namespace_name},
-        {"labels", labels},
-        {"annotations",
-         {{"alpha.jobset.sigs.k8s.io/exclusive-topology", "cloud.google.com/gke-nodepool"}}}}},
+      {"metadata", metadata},
       {"spec",
-       {// maxRestarts 0: Podium owns restarts. A JobSet restart would rerun the gang without
+       {// xpk's default: the finished JobSet and its pods (and logs) stay 12 hours.
+        {"ttlSecondsAfterFinished", 43200},
+        // maxRestarts 0: Podium owns restarts. A JobSet restart would rerun the gang without
         // Podium's failure class (a deterministic OOM would burn the budget) and without a new
         // attempt record (goodput and steps redone would be wrong); Podium submits the next
         // attempt itself (docs/executors.md).
-        {"failurePolicy", {{"maxRestarts", 0}}},
+        {"failurePolicy",
+         {{"maxRestarts", 0},
+          // xpk's rule, named: JobSet's CRD (v0.12.0, tests/engine/core/data/jobset) requires
+          // a name on every failure-policy rule.
+          {"rules", json::array({{{"name", "fail-on-pod-failure-policy"},
+                                  {"action", "FailJobSet"},
+                                  {"onJobFailureReasons", json::array({"PodFailurePolicy"})}}})}}},
         {"replicatedJobs",
          json::array({{{"name", "slice-job"},
                        {"replicas", r.num_slices},

@@ -3,27 +3,37 @@
 // shape and the Secret carrying the attempt's attach token, plus a YAML writer kubectl reads.
 // Pure: backend/sched/executors/kubernetes_executor.cpp applies them.
 //
-// JobSet (jobset.x-k8s.io/v1alpha2), per xpk's WORKLOAD_CREATE_YAML (AI-Hypercomputer/xpk
-// src/xpk/commands/workload.py; research note §1):
+// JobSet (jobset.x-k8s.io/v1alpha2) as `xpk workload create` writes it (WORKLOAD_CREATE_YAML in
+// AI-Hypercomputer/xpk src/xpk/commands/workload.py; xpk 1.16.0's dry-run output is the golden
+// tests/xpk/goldens/, compared field by field in tests/xpk/xpk_jobset_comparison_test.cpp):
 //   - one replicated job "slice-job", replicas = slices; parallelism = completions = hosts per
-//     slice, completionMode Indexed, backoffLimit 0, pod restartPolicy Never;
-//   - failurePolicy.maxRestarts 0: Podium owns restarts (it classifies the failure, spends or
-//     keeps the budget, and submits the next attempt);
-//   - labels kueue.x-k8s.io/queue-name (when the executor names a queue), podium.dev/run,
-//     podium.dev/attempt; annotation alpha.jobset.sigs.k8s.io/exclusive-topology =
-//     cloud.google.com/gke-nodepool (one slice per node pool);
-//   - TPU: nodeSelector cloud.google.com/gke-tpu-accelerator + gke-tpu-topology, limits
-//     google.com/tpu = chips per host, toleration google.com/tpu, privileged container "jax-tpu";
+//     slice, completionMode Indexed, backoffLimit 0, pod restartPolicy Never,
+//     ttlSecondsAfterFinished 43200;
+//   - failurePolicy: maxRestarts 0 (Podium owns restarts: it classifies the failure, spends or
+//     keeps the budget, and submits the next attempt) and xpk's rule FailJobSet on
+//     PodFailurePolicy; each Job's podFailurePolicy fails it at once on any exit code of a
+//     container except xpk's restartable ones (42, 127-255);
+//   - labels kueue.x-k8s.io/queue-name (when the executor names a queue), xpk.google.com/workload
+//     (so `xpk workload list` and xpk's dashboards see it), podium.dev/run, podium.dev/attempt;
+//     annotation alpha.jobset.sigs.k8s.io/exclusive-topology = cloud.google.com/gke-nodepool (one
+//     slice per node pool);
+//   - TPU: nodeSelector cloud.google.com/gke-tpu-accelerator + gke-tpu-topology (+ xpk's
+//     workload-policy selector cloud.google.com/placement-policy-name on multi-host tpu7x),
+//     toleration google.com/tpu, privileged containers; ranks_per_host() containers per pod:
+//     "jax-tpu" with all the host's chips, or xpk's parallel containers "jax-tpu-1",
+//     "jax-tpu-2" with google.com/tpu 2 each, one rank (JAX process) per container;
 //     GPU: nodeSelector cloud.google.com/gke-accelerator, limits nvidia.com/gpu = 8, toleration
 //     nvidia.com/gpu, container "gpu-image";
 //   - hostNetwork with dnsPolicy ClusterFirstWithHostNet, /dev/shm in memory, as xpk;
-//   - the container runs `podium-worker attach`; PODIUM_ATTACH_TOKEN comes from the Secret
-//     (secretKeyRef), the slice from the job-index label (downward API); the host index is
-//     JOB_COMPLETION_INDEX, which Kubernetes sets for Indexed Jobs.
+//   - every container runs `podium-worker attach`; PODIUM_ATTACH_TOKEN comes from the Secret
+//     (secretKeyRef), the slice from the job-index label (downward API), the VM's index is
+//     JOB_COMPLETION_INDEX (set by Kubernetes for Indexed Jobs) and the container's place on
+//     its VM PODIUM_RANK_IN_HOST (engine/core/attach_identity.h).
 // Same request, same bytes: the objects are nlohmann::json (keys sorted) and to_yaml is
 // deterministic, so `podium runs manifest` and repeated applies are stable.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +60,16 @@ struct JobSetRequest {
   std::string worker_path = "/usr/local/bin/podium-worker";
   int termination_grace_seconds = 30;
 };
+
+// JAX processes (ranks) per VM the Kubernetes executor runs: 2 on TPU machine types xpk runs as
+// parallel containers (tpu7x with 4 chips per VM, machine type tpu7x-standard-4t: xpk's
+// system_characteristics parallel_containers=2) unless the executor turns it off, else 1. The gang
+// of a Kubernetes attempt is slices x hosts x ranks_per_host ranks.
+int ranks_per_host(const AcceleratorType& accelerator, const KubernetesExecutor& executor);
+
+// xpk's restartable exit codes (get_restart_exit_codes: 42 and 127-255, ascending): the
+// podFailurePolicy fails a Job at once on any other exit code.
+std::vector<int> xpk_restartable_exit_codes();
 
 // Throws std::invalid_argument naming what is wrong (no image, bad name, CPU accelerator, ...).
 nlohmann::json build_jobset(const JobSetRequest& request);

@@ -7,6 +7,7 @@
 #include "backend/sched/launch_spec.h"
 #include "engine/core/accelerator.h"
 #include "engine/core/executor.h"
+#include "engine/core/jobset_manifest.h"
 #include "engine/core/json_text.h"
 
 namespace podium::sched {
@@ -91,6 +92,22 @@ void record_engine_end(db::Transaction& tx, const ExternalAttempt& a,
   finish_attempt_if_done(tx, a.id, settings);
 }
 
+// Ranks per VM of a run's cluster: 2 on Kubernetes with xpk's parallel containers (tpu7x),
+// else 1 (engine/core/jobset_manifest.h). A rank row's `host` is its index within the slice.
+int ranks_per_host_of_run(db::Transaction& tx, const std::string& run_id) {
+  auto c = tx.exec(
+      "SELECT c.accelerator, c.executor::text AS executor FROM runs r JOIN clusters c ON c.id = "
+      "r.cluster_id WHERE r.id = $1",
+      {run_id});
+  if (c.empty()) return 1;
+  const auto acc = core::parse_accelerator(c.at(0, "accelerator"));
+  const auto parsed =
+      core::parse_executor(json::parse(c.opt(0, "executor").value_or("{}"), nullptr, false));
+  if (!acc.type || !parsed.executor || parsed.executor->kind != core::ExecutorKind::kubernetes)
+    return 1;
+  return core::ranks_per_host(*acc.type, parsed.executor->kubernetes);
+}
+
 }  // namespace
 
 std::string new_attempt_id() {
@@ -138,7 +155,8 @@ void create_external_attempt(db::Transaction& tx, const ExternalRun& run,
     resumed_from = ck.opt_int64(0, "step");
   }
   const std::string id = new_attempt_id();
-  const int world = run.num_slices * run.hosts_per_slice;
+  const int ranks_per_slice = run.hosts_per_slice * ranks_per_host_of_run(tx, run.id);
+  const int world = run.num_slices * ranks_per_slice;
   json slices = json::array();
   for (int s = 0; s < run.num_slices; ++s) slices.push_back(s);
   tx.exec(
@@ -153,15 +171,15 @@ void create_external_attempt(db::Transaction& tx, const ExternalRun& run,
     tx.exec(
         "INSERT INTO attempt_hosts (attempt_id, rank, slice, host, gang_slice, command, env) "
         "VALUES ($1, $2::int, $3::int, $4::int, $3::int, '[]'::jsonb, '{}'::jsonb)",
-        {id, std::to_string(rank), std::to_string(rank / run.hosts_per_slice),
-         std::to_string(rank % run.hosts_per_slice)});
+        {id, std::to_string(rank), std::to_string(rank / ranks_per_slice),
+         std::to_string(rank % ranks_per_slice)});
   tx.exec(
       "UPDATE runs SET current_slices = $2::int, grow_requested = false, waiting_reason = $3, "
       "resumed_from_step = COALESCE($4::bigint, resumed_from_step) WHERE id = $1",
       {run.id, std::to_string(run.num_slices), "submitting to " + run.executor_kind,
        resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
   std::string cause = "attempt " + std::to_string(number) + " (" + reason + ") handed to " +
-                      run.executor_kind + ": " + std::to_string(world) + " hosts";
+                      run.executor_kind + ": " + std::to_string(world) + " ranks";
   if (resumed_from) cause += ", resuming from checkpoint " + std::to_string(*resumed_from);
   transition_run(tx, run.id, run.state, "starting", cause);
   log->info(core::json_text({{"msg", "external attempt created"},
@@ -243,8 +261,10 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
     in.settings.grace_seconds = static_cast<int>(settings.cancel_grace.count());
     if (auto acc = core::parse_accelerator(a.at(0, "accelerator")); acc.type) {
       in.accelerator_kind = std::string(core::kind_name(acc.type->kind));
+      // Devices per rank: a VM's devices split over its ranks (xpk's parallel containers).
       if (acc.type->hosts_per_slice > 0)
-        in.devices_per_host = acc.type->devices_per_slice / acc.type->hosts_per_slice;
+        in.devices_per_host = acc.type->devices_per_slice / acc.type->hosts_per_slice /
+                              ranks_per_host_of_run(tx, in.run_id);
     }
     // No agent reports the hosts' MaxText here: the run's or the cluster's declaration decides.
     in.maxtext_layout =

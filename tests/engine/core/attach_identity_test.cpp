@@ -101,3 +101,47 @@ TEST(AttachIdentity, ClearErrorsForMissingOrOutOfRangeValues) {
 
 }  // namespace
 }  // namespace podium::core
+
+namespace podium::core {
+namespace {
+
+// xpk's parallel containers on tpu7x-64 x 2: 8 VMs per slice, 2 containers each, 32 ranks. The
+// second container (PODIUM_RANK_IN_HOST 1) of slice 1's VM 3 is rank 1*16 + 3*2 + 1 = 23, the
+// 8th process of its slice.
+TEST(AttachIdentity, ParallelContainersAreRanksOfTheirOwn) {
+  std::map<std::string, std::string> vars = {
+      {"PODIUM_ENGINE", "kubernetes"}, {"PODIUM_HOSTS_PER_SLICE", "8"}, {"PODIUM_NUM_SLICES", "2"},
+      {"PODIUM_RANKS_PER_HOST", "2"},  {"PODIUM_RANK_IN_HOST", "1"},    {"PODIUM_SLICE", "1"},
+      {"JOB_COMPLETION_INDEX", "3"}};
+  auto r = identify_rank(env_of(vars));
+  ASSERT_TRUE(r.identity) << r.error;
+  EXPECT_EQ(r.identity->rank, 23);
+  EXPECT_EQ(r.identity->world, 32);
+  EXPECT_EQ(r.identity->slice, 1);
+  EXPECT_EQ(r.identity->host, 7);
+  // The first container of the last VM of the last slice is rank 30; its neighbour 31.
+  vars["JOB_COMPLETION_INDEX"] = "7";
+  vars["PODIUM_RANK_IN_HOST"] = "0";
+  EXPECT_EQ(identify_rank(env_of(vars)).identity->rank, 30);
+  vars["PODIUM_RANK_IN_HOST"] = "1";
+  EXPECT_EQ(identify_rank(env_of(vars)).identity->rank, 31);
+  // A VM index past the slice is refused, as is a container index past the VM's.
+  vars["JOB_COMPLETION_INDEX"] = "8";
+  EXPECT_NE(identify_rank(env_of(vars)).error.find("outside the gang"), std::string::npos);
+  vars["JOB_COMPLETION_INDEX"] = "0";
+  vars["PODIUM_RANK_IN_HOST"] = "2";
+  EXPECT_NE(identify_rank(env_of(vars)).error.find("PODIUM_RANK_IN_HOST"), std::string::npos);
+  vars["PODIUM_RANKS_PER_HOST"] = "0";
+  EXPECT_NE(identify_rank(env_of(vars)).error.find("PODIUM_RANKS_PER_HOST"), std::string::npos);
+  // Without the variables, one rank per VM as before.
+  vars.erase("PODIUM_RANKS_PER_HOST");
+  vars.erase("PODIUM_RANK_IN_HOST");
+  vars["JOB_COMPLETION_INDEX"] = "3";
+  auto one = identify_rank(env_of(vars));
+  ASSERT_TRUE(one.identity) << one.error;
+  EXPECT_EQ(one.identity->rank, 11);
+  EXPECT_EQ(one.identity->world, 16);
+}
+
+}  // namespace
+}  // namespace podium::core

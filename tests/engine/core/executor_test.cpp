@@ -57,6 +57,23 @@ TEST(Executor, KubernetesDefaultsItsNamespace) {
   ASSERT_TRUE(p.executor);
   EXPECT_EQ(p.executor->kubernetes.namespace_name, "default");
   EXPECT_EQ(p.executor->kubernetes.queue, "multislice-queue");
+  // xpk's parallel containers are on unless the cluster says otherwise.
+  EXPECT_TRUE(p.executor->kubernetes.parallel_containers);
+}
+
+TEST(Executor, KubernetesParallelContainersRoundTrip) {
+  auto off = parse_executor(json{{"kind", "kubernetes"}, {"parallel_containers", false}});
+  ASSERT_TRUE(off.executor);
+  EXPECT_FALSE(off.executor->kubernetes.parallel_containers);
+  const json out = to_json(*off.executor);
+  EXPECT_EQ(out["parallel_containers"], false);
+  EXPECT_FALSE(parse_executor(out).executor->kubernetes.parallel_containers);
+  EXPECT_TRUE(parse_executor(json{{"kind", "kubernetes"}, {"parallel_containers", true}})
+                  .executor->kubernetes.parallel_containers);
+  EXPECT_TRUE(has_error(parse_executor(json{{"kind", "kubernetes"}, {"parallel_containers", "no"}}),
+                        "executor.parallel_containers"));
+  // A Slurm cluster has no such setting.
+  EXPECT_FALSE(parse_executor(json{{"kind", "slurm"}, {"parallel_containers", true}}).executor);
 }
 
 TEST(Executor, RejectsWhatWouldBreakTheGangOrTheContract) {

@@ -135,10 +135,17 @@ void expect_common_shape(const json& js, const JobSetRequest& r) {
   EXPECT_EQ(js["metadata"]["namespace"], r.executor.namespace_name);
   EXPECT_EQ(js["metadata"]["labels"]["podium.dev/run"], r.run_id);
   EXPECT_EQ(js["metadata"]["labels"]["podium.dev/attempt"], r.attempt_id);
-  EXPECT_EQ(
-      js["metadata"]["annotations"],
-      json({{"alpha.jobset.sigs.k8s.io/exclusive-topology", "cloud.google.com/gke-nodepool"}}));
-  EXPECT_EQ(js["spec"]["failurePolicy"], json({{"maxRestarts", 0}}));
+  if (r.accelerator.kind == AcceleratorKind::tpu)
+    EXPECT_EQ(
+        js["metadata"]["annotations"],
+        json({{"alpha.jobset.sigs.k8s.io/exclusive-topology", "cloud.google.com/gke-nodepool"}}));
+  else
+    EXPECT_FALSE(js["metadata"].contains("annotations"));  // as xpk's GPU JobSets
+  EXPECT_EQ(js["spec"]["failurePolicy"], json::parse(R"({"maxRestarts":0,"rules":[
+      {"name":"fail-on-pod-failure-policy","action":"FailJobSet",
+       "onJobFailureReasons":["PodFailurePolicy"]}]})"));
+  EXPECT_EQ(js["spec"]["ttlSecondsAfterFinished"], 43200);
+  EXPECT_EQ(js["metadata"]["labels"]["xpk.google.com/workload"], r.name);
   ASSERT_EQ(js["spec"]["replicatedJobs"].size(), 1u);
   const auto& rj = js["spec"]["replicatedJobs"][0];
   EXPECT_EQ(rj["name"], "slice-job");
@@ -154,40 +161,64 @@ void expect_common_shape(const json& js, const JobSetRequest& r) {
   EXPECT_EQ(pod["hostNetwork"], true);
   EXPECT_EQ(pod["dnsPolicy"], "ClusterFirstWithHostNet");
   EXPECT_EQ(pod["terminationGracePeriodSeconds"], r.termination_grace_seconds);
-  ASSERT_EQ(pod["containers"].size(), 1u);
-  const auto& c = main_container(js);
-  EXPECT_EQ(c["image"], r.image);
-  EXPECT_EQ(env_value(c, "PODIUM_SERVER"), r.server_url);
-  EXPECT_EQ(env_value(c, "PODIUM_RUN_ID"), r.run_id);
-  EXPECT_EQ(env_value(c, "PODIUM_ATTEMPT_ID"), r.attempt_id);
-  EXPECT_EQ(env_value(c, "PODIUM_ENGINE"), "kubernetes");
-  EXPECT_EQ(env_value(c, "PODIUM_JOBSET"), r.name);
-  EXPECT_EQ(env_value(c, "PODIUM_HOSTS_PER_SLICE"), std::to_string(r.accelerator.hosts_per_slice));
-  EXPECT_EQ(env_value(c, "PODIUM_NUM_SLICES"), std::to_string(r.num_slices));
-  EXPECT_EQ(field_ref(c, "PODIUM_SLICE"), "metadata.labels['jobset.sigs.k8s.io/job-index']");
-  EXPECT_EQ(field_ref(c, "PODIUM_ENGINE_RESTART"),
-            "metadata.labels['jobset.sigs.k8s.io/restart-attempt']");
-  const json* token = env_entry(c, "PODIUM_ATTACH_TOKEN");
-  ASSERT_NE(token, nullptr);
-  EXPECT_EQ(
-      *token,
-      json({{"name", "PODIUM_ATTACH_TOKEN"},
-            {"valueFrom", {{"secretKeyRef", {{"name", r.token_secret}, {"key", "token"}}}}}}));
-  // The Job controller sets it for Indexed Jobs; setting it here would fight it.
-  EXPECT_EQ(env_entry(c, "JOB_COMPLETION_INDEX"), nullptr);
-  for (const auto& [k, v] : r.executor.env) EXPECT_EQ(env_value(c, k), v) << k;
-  // /dev/shm in memory, as xpk.
-  EXPECT_EQ(c["volumeMounts"][0], json({{"name", "dshm"}, {"mountPath", "/dev/shm"}}));
+  const int ranks = ranks_per_host(r.accelerator, r.executor);
+  ASSERT_EQ(pod["containers"].size(), static_cast<size_t>(ranks));
+  // One podFailurePolicy rule per container: xpk's restartable codes are 42 and 127-255.
+  const auto& rules = job["podFailurePolicy"]["rules"];
+  ASSERT_EQ(rules.size(), static_cast<size_t>(ranks));
+  for (int i = 0; i < ranks; ++i) {
+    const auto& rule = rules[static_cast<size_t>(i)];
+    EXPECT_EQ(rule["action"], "FailJob");
+    EXPECT_EQ(rule["onExitCodes"]["containerName"],
+              pod["containers"][static_cast<size_t>(i)]["name"]);
+    EXPECT_EQ(rule["onExitCodes"]["operator"], "NotIn");
+    const auto& codes = rule["onExitCodes"]["values"];
+    ASSERT_EQ(codes.size(), 130u);
+    EXPECT_EQ(codes.front(), 42);
+    EXPECT_EQ(codes[1], 127);
+    EXPECT_EQ(codes.back(), 255);
+  }
+  for (int i = 0; i < ranks; ++i) {
+    const auto& c = pod["containers"][static_cast<size_t>(i)];
+    EXPECT_EQ(env_value(c, "PODIUM_RANKS_PER_HOST"), std::to_string(ranks));
+    EXPECT_EQ(env_value(c, "PODIUM_RANK_IN_HOST"), std::to_string(i));
+    EXPECT_EQ(c["image"], r.image);
+    EXPECT_EQ(env_value(c, "PODIUM_SERVER"), r.server_url);
+    EXPECT_EQ(env_value(c, "PODIUM_RUN_ID"), r.run_id);
+    EXPECT_EQ(env_value(c, "PODIUM_ATTEMPT_ID"), r.attempt_id);
+    EXPECT_EQ(env_value(c, "PODIUM_ENGINE"), "kubernetes");
+    EXPECT_EQ(env_value(c, "PODIUM_JOBSET"), r.name);
+    EXPECT_EQ(env_value(c, "PODIUM_HOSTS_PER_SLICE"),
+              std::to_string(r.accelerator.hosts_per_slice));
+    EXPECT_EQ(env_value(c, "PODIUM_NUM_SLICES"), std::to_string(r.num_slices));
+    EXPECT_EQ(field_ref(c, "PODIUM_SLICE"), "metadata.labels['jobset.sigs.k8s.io/job-index']");
+    EXPECT_EQ(field_ref(c, "PODIUM_ENGINE_RESTART"),
+              "metadata.labels['jobset.sigs.k8s.io/restart-attempt']");
+    const json* token = env_entry(c, "PODIUM_ATTACH_TOKEN");
+    ASSERT_NE(token, nullptr);
+    EXPECT_EQ(
+        *token,
+        json({{"name", "PODIUM_ATTACH_TOKEN"},
+              {"valueFrom", {{"secretKeyRef", {{"name", r.token_secret}, {"key", "token"}}}}}}));
+    // The Job controller sets it for Indexed Jobs; setting it here would fight it.
+    EXPECT_EQ(env_entry(c, "JOB_COMPLETION_INDEX"), nullptr);
+    for (const auto& [k, v] : r.executor.env) EXPECT_EQ(env_value(c, k), v) << k;
+    // /dev/shm in memory, as xpk.
+    EXPECT_EQ(c["volumeMounts"][0], json({{"name", "dshm"}, {"mountPath", "/dev/shm"}}));
+  }
   EXPECT_EQ(pod["volumes"][0], json({{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}}}}));
   // The token never appears in the manifest, in any form.
   EXPECT_EQ(to_yaml(js).find(kToken), std::string::npos);
   EXPECT_EQ(js.dump().find(kToken), std::string::npos);
 }
 
-TEST(JobSetManifest, Tpu7x64TimesTwoSlices) {
+// `podium runs manifest` of a tpu7x-64 x 2 run: xpk's parallel containers, two per pod.
+TEST(JobSetManifest, Tpu7x64TimesTwoSlicesRunsTwoContainersPerPod) {
   const auto r = request("tpu7x-64", 2);
   ASSERT_EQ(r.accelerator.chips_per_slice, 32);
   ASSERT_EQ(r.accelerator.hosts_per_slice, 8);
+  ASSERT_TRUE(r.executor.parallel_containers);  // the default
+  EXPECT_EQ(ranks_per_host(r.accelerator, r.executor), 2);
   const json js = build_jobset(r);
   expect_valid(js);
   expect_common_shape(js, r);
@@ -196,19 +227,56 @@ TEST(JobSetManifest, Tpu7x64TimesTwoSlices) {
   EXPECT_EQ(job_spec(js)["parallelism"], 8);  // 32 chips, 4 per host
   EXPECT_EQ(job_spec(js)["completions"], 8);
   const auto& pod = pod_spec(js);
-  EXPECT_EQ(pod["nodeSelector"], json({{"cloud.google.com/gke-tpu-accelerator", "tpu7x"},
-                                       {"cloud.google.com/gke-tpu-topology", "2x4x4"}}));
+  EXPECT_EQ(pod["nodeSelector"],
+            json({{"cloud.google.com/gke-tpu-accelerator", "tpu7x"},
+                  {"cloud.google.com/gke-tpu-topology", "2x4x4"},
+                  {"cloud.google.com/placement-policy-name", "tpu7x-64-2x4x4-placement-policy"}}));
   EXPECT_EQ(pod["tolerations"], json::parse(R"([{"key":"google.com/tpu","operator":"Exists"}])"));
   EXPECT_EQ(pod["priorityClassName"], "medium");
   EXPECT_EQ(pod["serviceAccountName"], "trainer");
   EXPECT_FALSE(pod.contains("initContainers"));
-  const auto& c = main_container(js);
-  EXPECT_EQ(c["name"], "jax-tpu");
-  EXPECT_EQ(c["resources"], json({{"limits", {{"google.com/tpu", 4}}}}));
-  EXPECT_EQ(c["securityContext"], json({{"privileged", true}}));
-  EXPECT_EQ(c["command"], json({"/usr/local/bin/podium-worker", "attach"}));
-  EXPECT_EQ(env_value(c, "PODIUM_HOSTS_PER_SLICE"), "8");
-  EXPECT_EQ(env_value(c, "PODIUM_NUM_SLICES"), "2");
+  ASSERT_EQ(pod["containers"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& c = pod["containers"][i];
+    EXPECT_EQ(c["name"], "jax-tpu-" + std::to_string(i + 1));
+    EXPECT_EQ(c["resources"], json({{"limits", {{"google.com/tpu", 2}}}}));
+    EXPECT_EQ(c["securityContext"], json({{"privileged", true}}));
+    EXPECT_EQ(c["command"], json({"/usr/local/bin/podium-worker", "attach"}));
+    EXPECT_EQ(env_value(c, "PODIUM_HOSTS_PER_SLICE"), "8");
+    EXPECT_EQ(env_value(c, "PODIUM_NUM_SLICES"), "2");
+    EXPECT_EQ(env_value(c, "PODIUM_RANK_IN_HOST"), std::to_string(i));
+  }
+  // The YAML kubectl gets (and `podium runs manifest` prints) names both containers.
+  const std::string yaml = to_yaml(js);
+  EXPECT_NE(yaml.find("name: jax-tpu-1\n"), std::string::npos);
+  EXPECT_NE(yaml.find("name: jax-tpu-2\n"), std::string::npos);
+}
+
+// The cluster turns parallel containers off (xpk --no-use-parallel-containers): one container
+// with the VM's 4 chips, one rank per VM.
+TEST(JobSetManifest, Tpu7xWithoutParallelContainers) {
+  auto r = request("tpu7x-64", 1);
+  r.executor.parallel_containers = false;
+  EXPECT_EQ(ranks_per_host(r.accelerator, r.executor), 1);
+  const json js = build_jobset(r);
+  expect_valid(js);
+  expect_common_shape(js, r);
+  ASSERT_EQ(pod_spec(js)["containers"].size(), 1u);
+  EXPECT_EQ(main_container(js)["name"], "jax-tpu");
+  EXPECT_EQ(main_container(js)["resources"]["limits"]["google.com/tpu"], 4);
+}
+
+TEST(JobSetManifest, RanksPerHostFollowXpksMachineTypes) {
+  KubernetesExecutor on;
+  KubernetesExecutor off;
+  off.parallel_containers = false;
+  auto type = [](const char* acc) { return *parse_accelerator(acc).type; };
+  // tpu7x-standard-4t (every tpu7x slice of 4 chips per VM, single-host tpu7x-8 too): 2.
+  EXPECT_EQ(ranks_per_host(type("tpu7x-8"), on), 2);
+  EXPECT_EQ(ranks_per_host(type("tpu7x-64"), on), 2);
+  EXPECT_EQ(ranks_per_host(type("tpu7x-64"), off), 1);
+  for (const char* acc : {"v5e-16", "v5p-32", "v6e-16", "v6e-8", "v4-32", "h100-16"})
+    EXPECT_EQ(ranks_per_host(type(acc), on), 1) << acc;
 }
 
 TEST(JobSetManifest, V6e16TimesTwoSlices) {
@@ -267,6 +335,10 @@ TEST(JobSetManifest, WorkerFromAnInitContainer) {
   const auto& c = main_container(js);
   EXPECT_EQ(c["command"], json({"/podium/podium-worker", "attach"}));
   EXPECT_EQ(c["volumeMounts"][1], bin_mount);
+  auto tpu7x = request("tpu7x-64", 1);
+  tpu7x.worker_image = r.worker_image;
+  for (const auto& each : pod_spec(build_jobset(tpu7x))["containers"])
+    EXPECT_EQ(each["volumeMounts"][1], bin_mount) << each["name"];
   EXPECT_EQ(pod["volumes"][1], json({{"name", "podium-bin"}, {"emptyDir", json::object()}}));
 }
 
@@ -280,8 +352,9 @@ TEST(JobSetManifest, EveryAcceleratorFamilyValidates) {
       const json js = build_jobset(r);
       expect_valid(js);
       const int per_host = r.accelerator.chips_per_slice / r.accelerator.hosts_per_slice;
-      const auto& limits = main_container(js)["resources"]["limits"];
-      EXPECT_EQ(limits.begin().value(), per_host);
+      const int ranks = ranks_per_host(r.accelerator, r.executor);
+      for (const auto& c : pod_spec(js)["containers"])
+        EXPECT_EQ(c["resources"]["limits"].begin().value(), per_host / ranks);
     }
   }
 }

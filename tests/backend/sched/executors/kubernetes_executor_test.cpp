@@ -83,5 +83,38 @@ TEST(KubernetesEngine, NamesAreDnsLabels) {
   EXPECT_TRUE(core::is_dns_label(name)) << name;
 }
 
+// What `podium runs manifest` prints for a tpu7x-64 x 2 run (GET /runs/{id}/manifest asks the
+// engine for this text): xpk's two containers per pod, one rank each, 2 chips each.
+TEST(KubernetesEngine, ManifestOfTpu7x64TimesTwoHasTwoContainersPerPod) {
+  auto s = spec();
+  s.accelerator = *core::parse_accelerator("tpu7x-64").type;
+  s.num_slices = 2;
+  auto runner = std::make_shared<FakeRunner>();
+  KubernetesEngine engine(runner, {});
+  const std::string text = engine.manifest(s);
+  EXPECT_TRUE(runner->calls.empty());  // printing the manifest runs nothing
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // The pod template (one per slice-job) lists both containers, each in its failure rule too.
+  EXPECT_EQ(count(" name: jax-tpu-1\n"), 1u) << text;
+  EXPECT_EQ(count(" name: jax-tpu-2\n"), 1u) << text;
+  EXPECT_EQ(count("containerName: jax-tpu-1\n"), 1u) << text;
+  EXPECT_EQ(count("containerName: jax-tpu-2\n"), 1u) << text;
+  EXPECT_EQ(count("google.com/tpu: 2\n"), 2u) << text;
+  EXPECT_EQ(count(" name: jax-tpu\n"), 0u) << text;
+  EXPECT_NE(text.find("replicas: 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("parallelism: 8\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("- name: PODIUM_RANKS_PER_HOST\n"), std::string::npos) << text;
+  // The cluster turns them off: one container with the VM's 4 chips.
+  s.executor.kubernetes.parallel_containers = false;
+  const std::string single = engine.manifest(s);
+  EXPECT_EQ(single.find("jax-tpu-1"), std::string::npos) << single;
+  EXPECT_NE(single.find(" name: jax-tpu\n"), std::string::npos) << single;
+  EXPECT_NE(single.find("google.com/tpu: 4\n"), std::string::npos) << single;
+}
+
 }  // namespace
 }  // namespace podium::sched
