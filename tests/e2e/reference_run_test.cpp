@@ -48,7 +48,7 @@ TEST_F(ReferenceRun, HappyPathOneSliceTwoHosts) {
                                           .checkpoint_period = 10,
                                           .max_restarts = 3}));
   const std::string id = run["id"];
-  // Live follow, opened before the ranks print anything (python and torch take a second).
+  // Live follow, opened before the ranks print anything (python and jax take seconds).
   LogStream stream(admin(), id);
 
   json done;

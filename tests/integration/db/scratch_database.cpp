@@ -53,8 +53,8 @@ std::filesystem::path repo_root() {
   if (const char* root = std::getenv("PODIUM_ROOT"); root != nullptr && *root != '\0') {
     return root;
   }
-  // tests/integration/db/scratch_database.cpp -> repository root
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+  // The build names it: __FILE__ is relative under ccache's base directory.
+  return PODIUM_SOURCE_DIR;
 }
 
 TempDir::TempDir(const std::string& prefix) {

@@ -41,8 +41,8 @@ fs::path binary(const std::string& name) {
 
 fs::path repo_root() {
   if (auto r = env("PODIUM_ROOT")) return *r;
-  // tests/integration/support/env.cpp -> repository root
-  return fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+  // The build names it: __FILE__ is relative under ccache's base directory.
+  return PODIUM_SOURCE_DIR;
 }
 
 fs::path postgres_bin_dir() {
