@@ -38,15 +38,24 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
     json plan = json::parse(r.at(i, "plan"), nullptr, false);
     if (!plan.is_object()) plan = json::object();
     json hbm = r.is_null(i, "hbm") ? json(nullptr) : json::parse(r.at(i, "hbm"), nullptr, false);
-    const bool compiled = hbm.is_object() && hbm.value("source", "") == "compiler_total" &&
-                          hbm.contains("used_gib") && hbm["used_gib"].is_number();
+    // The compiler's figure: the compiled step's total when the compile succeeded, or what an
+    // out-of-memory compile for the target said it needs (XLA fails a TPU compile from a CPU
+    // host exactly as on the target: "Used X of Y hbm" / "required for ... (X) exceeds ...").
+    const std::string source = hbm.is_object() ? hbm.value("source", "") : std::string();
+    const bool succeeded = r.at(i, "child_state") == "succeeded";
+    const bool compile_oom = r.at(i, "child_state") == "failed" &&
+                             r.opt(i, "child_class").value_or("") == "oom" &&
+                             source == "oom_required";
+    const bool compiled = hbm.is_object() && hbm.contains("used_gib") &&
+                          hbm["used_gib"].is_number() &&
+                          ((succeeded && source == "compiler_total") || compile_oom);
     ++changed;
     if (state != "queued") {
       // Cancelled (or otherwise moved on) meanwhile: nothing left to decide.
       tx.exec("UPDATE runs SET preflight_state = 'failed' WHERE id = $1", {id});
       continue;
     }
-    if (r.at(i, "child_state") != "succeeded" || !compiled) {
+    if (!compiled) {
       tx.exec(
           "UPDATE runs SET preflight_state = 'failed', failure_class = 'config', waiting_reason "
           "= NULL WHERE id = $1",
@@ -60,7 +69,7 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
     const double needed = hbm["used_gib"].get<double>();
     const auto acc = core::parse_accelerator(r.at(i, "accelerator"));
     const double usable = acc.type ? acc.type->usable_hbm_gib_per_device : 0.0;
-    const bool fits = !(usable > 0) || needed <= usable;
+    const bool fits = !compile_oom && (!(usable > 0) || needed <= usable);
     json memory = plan.value("memory", json::object());
     if (!memory.is_object()) memory = json::object();
     memory["per_device_gib"] = needed;
@@ -69,7 +78,7 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
     memory["capacity_gib"] = usable;
     memory["basis"] = "compiled";
     memory["source"] = {
-        {"kind", "compiler_total"}, {"gib_per_device", needed}, {"oom", false}, {"run", child}};
+        {"kind", source}, {"gib_per_device", needed}, {"oom", compile_oom}, {"run", child}};
     memory["verdict"] = fits ? (usable > 0 ? "fits" : "uncertain") : "does_not_fit";
     memory["fits"] = fits && usable > 0;
     plan["memory"] = memory;
