@@ -12,6 +12,7 @@
 
 #include "backend/common/http_message.h"
 #include "backend/common/problem.h"
+#include "engine/core/utf8.h"
 
 namespace podium::http {
 
@@ -58,6 +59,9 @@ class ObjectReader {
   std::vector<FieldError> errors_;
 };
 
-bool valid_utf8(const std::string& s);
+// Strict RFC 3629 (no overlong forms, surrogates or code points above U+10FFFF): path and query
+// parameters are checked with it before any of them reaches SQL, since PostgreSQL refuses
+// invalid UTF-8 only after the request got that far.
+using core::valid_utf8;
 
 }  // namespace podium::http

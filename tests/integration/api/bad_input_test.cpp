@@ -380,6 +380,30 @@ TEST_F(BadInput, InvalidUtf8InPathParametersAndQueryIsRejectedAsMalformed) {
   expect_unchanged();
 }
 
+TEST_F(BadInput, Rfc3629ForbiddenSequencesInPathAndQueryAre400BeforeAnySql) {
+  // Bytes a lax check takes for UTF-8 and PostgreSQL refuses (it answered 422 once the request
+  // had reached it): overlong forms, UTF-16 surrogates, code points above U+10FFFF.
+  const std::vector<std::string> paths = {
+      "/api/v1/runs/%C0%AF",           "/api/v1/runs/%c1%bf",          "/api/v1/clusters/%e0%80%af",
+      "/api/v1/datasets/%f0%80%80%af", "/api/v1/users/%ed%a0%80",      "/api/v1/runs/%f4%90%80%80",
+      "/api/v1/runs/%f5%80%80%80",     "/api/v1/runs/%C0%AF/attempts", "/api/v1/runs?q=%C0%AF",
+      "/api/v1/runs?tag=%ed%bf%bf",    "/api/v1/runs?%c0%af=x"};
+  std::vector<std::string> wrong;
+  for (const auto& p : paths) {
+    auto r = admin_.get(p);
+    if (!is_problem(r, 400) ||
+        r.json["detail"].get<std::string>().find("not valid UTF-8") == std::string::npos)
+      wrong.push_back(r.describe());
+  }
+  EXPECT_TRUE(wrong.empty()) << "expected 400 \"... is not valid UTF-8\":\n"
+                             << ::testing::PrintToString(wrong);
+  // Well-formed multi-byte text is a name like any other: the run does not exist.
+  for (const std::string p :
+       {"/api/v1/runs/%C3%A9t%C3%A9", "/api/v1/runs/%F0%9F%98%80", "/api/v1/runs/%F4%8F%BF%BF"})
+    EXPECT_TRUE(is_problem(admin_.get(p), 404)) << p;
+  expect_unchanged();
+}
+
 TEST_F(BadInput, TamperedCursorsAre400) {
   for (int i = 0; i < 3; ++i) podium().create_cluster("page-" + std::to_string(i));
   before_ = snapshot(admin_);
