@@ -18,7 +18,7 @@ export const METRICS: Metric[] = [
   { key: 'cost_per_billion_tokens', label: 'Cost per 1B tokens ($)', higherIsBetter: false },
 ];
 
-export function rowId(r: CompareRow): string { return (r.run_id ?? r.id ?? '') as string; }
+export function rowId(r: CompareRow): string { return r.run_id; }
 
 /** value / baseline value; null when either is missing or the baseline is 0. */
 export function ratioOf(row: CompareRow, baseline: CompareRow, key: keyof CompareRow): number | null {

@@ -11,6 +11,10 @@ import { NewClusterForm } from './NewCluster';
 import { ClusterSettings, DeleteCluster } from './ClusterSettings';
 import { WorkerTokens } from './WorkerTokens';
 
+// A per-slice figure for the whole cluster; unknown when the stored accelerator type is no longer
+// in the catalog (the server then sends only its `type`).
+const allSlices = (perSlice: number | undefined, slices: number) => (perSlice === undefined ? undefined : perSlice * slices);
+
 export function Clusters() {
   const q = usePoll(() => api.clusters(), [], 10000);
   const admin = canManageClusters(useMe());
@@ -28,7 +32,7 @@ export function Clusters() {
           <tbody>{q.data.items.map((c) => (
             <tr key={c.id}><td><a href={`/clusters/${encodeURIComponent(c.name)}`}>{c.name}</a></td>
               <td>{c.accelerator.type}{c.accelerator.topology ? ` (${c.accelerator.topology})` : ''}</td>
-              <td class="num">{c.num_slices}</td><td class="num">{count(c.accelerator.chips_per_slice * c.num_slices)}</td>
+              <td class="num">{c.num_slices}</td><td class="num">{count(allSlices(c.accelerator.chips_per_slice, c.num_slices))}</td>
               <td class="num"><span class={c.hosts.healthy < c.hosts.expected ? 'warn' : 'good'}>{c.hosts.healthy}</span> / {c.hosts.expected}</td>
               <td>{c.capacity}</td><td>{c.zone || '–'}</td><td class="num">{money(c.price_per_chip_hour)}</td></tr>
           ))}</tbody>
@@ -63,16 +67,17 @@ export function ClusterPage({ name }: { name: string }) {
   const workers = wq.data?.items ?? [];
   const bySlot = new Map<string, Worker>(workers.map((w) => [`${w.slice}/${w.host}`, w]));
   const active = (runs.data?.items ?? []).filter((r) => ['starting', 'running', 'recovering', 'cancelling'].includes(r.state));
+  const chips = allSlices(c.accelerator.chips_per_slice, c.num_slices);
   return (
     <main>
       <header class="page-head"><div><h1>{c.name}</h1><p class="muted">{c.accelerator.type}{c.accelerator.topology ? ` (${c.accelerator.topology})` : ''} × {c.num_slices} slices · {c.capacity} · {c.zone || 'no zone'} · {executorLabel(c)}</p></div>
         <DeleteCluster name={c.name} /></header>
       <section class="cards">
-        <div class="card"><span class="label">Chips</span><strong>{count(c.accelerator.chips_per_slice * c.num_slices)}</strong></div>
-        <div class="card"><span class="label">Devices</span><strong>{count(c.accelerator.devices_per_slice * c.num_slices)}</strong></div>
+        <div class="card"><span class="label">Chips</span><strong>{count(chips)}</strong></div>
+        <div class="card"><span class="label">Devices</span><strong>{count(allSlices(c.accelerator.devices_per_slice, c.num_slices))}</strong></div>
         <div class="card"><span class="label">Hosts healthy</span><strong>{c.hosts.healthy} / {c.hosts.expected}</strong></div>
         <div class="card"><span class="label">Price</span><strong>{c.price_per_chip_hour === null ? '–' : `${money(c.price_per_chip_hour)}/chip-h`}</strong>
-          {c.price_per_chip_hour !== null && <span class="muted small">{money(c.price_per_chip_hour * c.accelerator.chips_per_slice * c.num_slices)} per hour</span>}</div>
+          {c.price_per_chip_hour !== null && chips !== undefined && <span class="muted small">{money(c.price_per_chip_hour * chips)} per hour</span>}</div>
       </section>
       <section>
         <h2>Hosts</h2>
@@ -81,7 +86,7 @@ export function ClusterPage({ name }: { name: string }) {
           {Array.from({ length: c.num_slices }, (_, s) => (
             <div class="host-row" role="row" key={s}>
               <span class="muted small" role="rowheader">slice {s}</span>
-              {Array.from({ length: c.accelerator.hosts_per_slice }, (_, h) => {
+              {Array.from({ length: c.accelerator.hosts_per_slice ?? 0 }, (_, h) => {
                 const w = bySlot.get(`${s}/${h}`);
                 const status = !w ? 'missing' : w.notice ? 'notice' : w.healthy ? 'healthy' : 'silent';
                 return (

@@ -75,7 +75,7 @@ export function RunPage({ id }: { id: string }) {
           ))}
         </ol>
         {(attemptsQ.data?.items ?? []).map((a) => (
-          <details key={a.id} class="attempt" open={a.state !== 'ended' && a.state !== 'succeeded' && a.state !== 'failed'}>
+          <details key={a.id} class="attempt" open={a.state !== 'succeeded' && a.state !== 'failed'}>
             <summary>Attempt {a.number} · {a.reason} · {a.state}{a.failure_class ? ` · ${a.failure_class}` : ''} · {a.world_size} ranks on slices {a.slices.join(', ')}
               {a.resumed_from_step !== null ? ` · resumed from step ${a.resumed_from_step}` : ''}{a.first_step !== null ? ` · steps ${a.first_step}–${a.last_step ?? '?'}` : ''}
               {a.ending_cause ? ` · ${a.ending_cause}` : ''}
@@ -179,7 +179,7 @@ function RunCharts({ id, live, summary, peak }: { id: string; live: boolean; sum
           {series.filter((s) => s.values.some((v) => v !== null)).map((s) => (
             <Chart key={s.key} title={s.title} x={metrics.steps} xLabel="step"
               series={[{ label: s.title, values: s.values, color: s.color }]}
-              band={s.band ? summary?.steady_state?.band ?? null : null} markers={markers} />
+              band={s.band ? (summary?.steady_state.band as [number, number] | null | undefined) ?? null : null} markers={markers} />
           ))}
         </div>
       )}

@@ -74,7 +74,7 @@ function FreshToken({ cluster, token }: { cluster: Cluster; token: WorkerTokenCr
   const [workdir, setWorkdir] = useState(DEFAULT_WORKDIR);
   const [runAs, setRunAs] = useState(DEFAULT_RUN_AS);
   const s = placeIndex(slice, cluster.num_slices, 'slice');
-  const h = placeIndex(host, cluster.accelerator.hosts_per_slice, 'host');
+  const h = placeIndex(host, cluster.accelerator.hosts_per_slice ?? 0, 'host');
   const command = joinCommand({ server: window.location.origin, token: token.token, cluster: cluster.name, slice: s.value, host: h.value, workdir, runAs });
   const value = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement).value);
   return (

@@ -3,7 +3,9 @@ import { configDiff, METRICS, ratioOf, toCsv, toMarkdown, verdict } from '../../
 import type { CompareRow } from '../../src/types';
 
 const row = (over: Partial<CompareRow>): CompareRow => ({
-  run_id: 'r', name: 'r', accelerator: 'v6e-8', topology: '2x4', chips: 8, devices: 8, hosts: 1,
+  run_id: 'r', name: 'r', state: 'succeeded', failure_class: null, imported: false, model: 'llama2-7b', num_slices: 1,
+  steady_steps: 20, basis: { tflops_per_device: 'logged', tokens_per_second_per_device: 'logged', goodput: 'timestamps' },
+  ratios: {}, accelerator: 'v6e-8', topology: '2x4', chips: 8, devices: 8, hosts: 1,
   per_device_batch_size: 1, max_target_length: 4096, step_seconds: 2, tflops_per_device: 200,
   tokens_per_second_per_device: 2048, mfu: 0.22, hbm_gib_used: 20, goodput: 0.9, cost_per_billion_tokens: 10, ...over,
 });

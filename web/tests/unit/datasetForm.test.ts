@@ -8,7 +8,7 @@ const admin: Me = { kind: 'user', id: 'usr_a', username: 'admin', role: 'admin' 
 const member: Me = { kind: 'user', id: 'usr_m', username: 'mia', role: 'member' };
 const viewer: Me = { kind: 'user', id: 'usr_v', username: 'vic', role: 'viewer' };
 const dataset = (over: Partial<Dataset> = {}): Dataset => ({
-  id: 'ds_1', name: 'c4', uri: 'gs://b/c4/', format: 'arrayrecord', records: null, bytes: null, tokens: null,
+  id: 'ds_1', name: 'c4', uri: 'gs://b/c4/', format: 'arrayrecord', records: null, bytes: null, tokens: null, tokens_per_record: null,
   created_at: '2026-01-01T00:00:00Z', created_by: 'usr_a', ...over,
 });
 

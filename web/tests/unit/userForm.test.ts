@@ -11,7 +11,7 @@ const user = (over: Partial<User> = {}): User => ({ id: 'usr_1', username: 'ada'
 describe('who manages users', () => {
   it('is admins only', () => {
     expect(canManageUsers(admin)).toBe(true);
-    for (const me of [member, { ...member, role: 'viewer' }, { kind: 'worker' } as Me, null, undefined]) expect(canManageUsers(me)).toBe(false);
+    for (const me of [member, { ...member, role: 'viewer' as const }, { kind: 'worker' } as unknown as Me, null, undefined]) expect(canManageUsers(me)).toBe(false);
   });
 });
 
