@@ -15,7 +15,12 @@ from backend/**/*.cpp and checks, against docs/openapi.yaml:
   * x-podium-access of each registered operation equals the route's http::Access rule, and the
     operation's `security` agrees with it (open: none; agent: bearer only);
   * every `{param}` of a documented path is declared as a path parameter, and every $ref
-    resolves inside the document.
+    resolves inside the document;
+  * response schemas are exact: every object schema a response can reach that lists
+    `properties` says what else may appear (`additionalProperties: false`, or a schema for map
+    values), and none allows anything (`additionalProperties: true`). Bodies the tests receive
+    are checked against these schemas (tests/integration/support/openapi_contract.h), so an
+    open schema would let a field the server sends, or stops sending, pass unnoticed.
 
 Exits 0 when everything agrees, 1 with one line per disagreement otherwise.
 """
@@ -96,6 +101,53 @@ def all_refs(node, out):
     elif isinstance(node, list):
         for v in node:
             all_refs(v, out)
+
+
+def open_response_schemas(doc, paths):
+    """Object schemas reachable from a response that let unnamed members through unchecked."""
+    problems = []
+    seen = set()
+
+    def visit(node, where):
+        if isinstance(node, list):
+            for i, v in enumerate(node):
+                visit(v, f"{where}/{i}")
+            return
+        if not isinstance(node, dict):
+            return
+        if "$ref" in node and isinstance(node["$ref"], str):
+            if node["$ref"] not in seen:
+                seen.add(node["$ref"])
+                visit(resolve_ref(doc, node["$ref"]), node["$ref"])
+            return
+        extra = node.get("additionalProperties", None)
+        if extra is True:
+            problems.append(f"{where}: 'additionalProperties: true' in a response schema")
+        elif "properties" in node and extra is None:
+            problems.append(f"{where}: lists properties but not additionalProperties (false, or "
+                            "a schema for map values)")
+        for key in ("properties",):
+            for name, sub in (node.get(key) or {}).items():
+                visit(sub, f"{where}/properties/{name}")
+        for key in ("items", "additionalProperties", "not"):
+            if isinstance(node.get(key), dict):
+                visit(node[key], f"{where}/{key}")
+        for key in ("allOf", "anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                visit(node[key], f"{where}/{key}")
+
+    for path, item in paths.items():
+        for method in METHODS:
+            op = item.get(method) if isinstance(item, dict) else None
+            if not isinstance(op, dict):
+                continue
+            for code, response in (op.get("responses") or {}).items():
+                if isinstance(response, dict) and "$ref" in response:
+                    response = resolve_ref(doc, response["$ref"]) or {}
+                for media, m in ((response or {}).get("content") or {}).items():
+                    if isinstance(m, dict) and "schema" in m:
+                        visit(m["schema"], f"{method.upper()} {path} {code} {media}")
+    return problems
 
 
 def declared_path_params(doc, path_item, op):
@@ -226,6 +278,8 @@ def main(argv):
     for ref in sorted(set(refs)):
         if resolve_ref(doc, ref) is None:
             problems.append(f"unresolved $ref {ref}")
+
+    problems.extend(open_response_schemas(doc, paths))
 
     planned = sorted(f"{m.upper()} {p}" for (m, _), (p, op) in documented.items()
                      if op.get("x-podium-status") == "planned")

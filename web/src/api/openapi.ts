@@ -1212,7 +1212,7 @@ export interface components {
              * @description `https://podium.dev/problems/` + the status title in lower case with '-' for spaces.
              * @enum {string}
              */
-            type: "https://podium.dev/problems/bad-request" | "https://podium.dev/problems/unauthorized" | "https://podium.dev/problems/forbidden" | "https://podium.dev/problems/not-found" | "https://podium.dev/problems/method-not-allowed" | "https://podium.dev/problems/conflict" | "https://podium.dev/problems/payload-too-large" | "https://podium.dev/problems/unsupported-media-type" | "https://podium.dev/problems/unprocessable-entity" | "https://podium.dev/problems/request-header-fields-too-large" | "https://podium.dev/problems/internal-server-error" | "https://podium.dev/problems/service-unavailable";
+            type: "https://podium.dev/problems/bad-request" | "https://podium.dev/problems/unauthorized" | "https://podium.dev/problems/forbidden" | "https://podium.dev/problems/not-found" | "https://podium.dev/problems/method-not-allowed" | "https://podium.dev/problems/conflict" | "https://podium.dev/problems/payload-too-large" | "https://podium.dev/problems/unsupported-media-type" | "https://podium.dev/problems/unprocessable-entity" | "https://podium.dev/problems/too-many-requests" | "https://podium.dev/problems/request-header-fields-too-large" | "https://podium.dev/problems/internal-server-error" | "https://podium.dev/problems/service-unavailable";
             /** @example Bad Request */
             title: string;
             status: number;
@@ -1537,9 +1537,9 @@ export interface components {
         RunManifest: {
             /** @enum {string} */
             executor: "slurm" | "kubernetes";
-            attempt_id?: string | null;
+            attempt_id: string | null;
             attempt_number: number;
-            job_id?: string | null;
+            job_id: string | null;
             applied: boolean;
             manifest: string;
         };
@@ -1563,9 +1563,9 @@ export interface components {
              *     (`preempted`, `TERMINATE_ON_HOST_MAINTENANCE`); while it stands the worker takes no
              *     new ranks.
              */
-            notice?: string | null;
+            notice: string | null;
             /** Format: date-time */
-            notice_at?: string | null;
+            notice_at: string | null;
         };
         WorkerList: {
             items: components["schemas"]["Worker"][];
@@ -2376,7 +2376,9 @@ export interface components {
             goodput: "timestamps" | "log_steps";
         };
         LogLine: {
-            attempt: string;
+            /** @description The attempt's number (1, 2, ...). */
+            attempt: number;
+            attempt_id: string;
             rank: number;
             seq: number;
             ts: components["schemas"]["Timestamp"];
@@ -2486,19 +2488,21 @@ export interface components {
                 [key: string]: string;
             };
             workdir: string;
-            run_name?: string;
+            run_name: string;
             /** @description Rank 0 with a local output directory only; the agent reports its step directories. */
-            checkpoint_dir?: string | null;
-            grace_seconds?: number;
+            checkpoint_dir: string | null;
+            grace_seconds: number;
             /** @description The run's code bundle; fetch it from GET /api/v1/agent/bundles/{digest} and start the rank in an unpacked copy (a relative workdir is inside it). */
             code_bundle?: {
-                digest?: string;
-                size_bytes?: number;
+                digest: string;
+                size_bytes: number;
             } | null;
         };
         CancelOrder: {
             /** @description Attempt ids whose processes this worker must stop. */
             cancel: string[];
+            /** @description SIGTERM first, SIGKILL after this many seconds. */
+            grace_seconds: number;
         };
         AttemptStatusReport: {
             rank: number;
@@ -2512,6 +2516,11 @@ export interface components {
             /** @description The line number of the first line. */
             seq: number;
             lines: string[];
+        };
+        CheckpointRecorded: {
+            step: number;
+            /** @description false: this step was recorded already (201 when new, 200 when not). */
+            created: boolean;
         };
         CheckpointReport: {
             step: number;
@@ -2852,6 +2861,19 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Too many failed sign-ins for this user or address (auth.login_throttle); retry after
+             *     `retry_after_seconds` (also the `Retry-After` header).
+             */
+            429: {
+                headers: {
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -4011,9 +4033,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        valid_fields?: string[];
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -4249,15 +4269,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        heartbeat_seconds: number;
+                    };
                 };
-            };
-            /** @description Recorded. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4287,15 +4302,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        attempt_state: components["schemas"]["AttemptState"];
+                        /** @description The attempt is being torn down: stop the rank's process. */
+                        cancel: boolean;
+                    };
                 };
-            };
-            /** @description Recorded. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4327,15 +4339,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        /** @description Lines stored by this request (a resent line is not stored twice). */
+                        stored: number;
+                        /** @description The seq the next batch starts at. */
+                        next_seq: number;
+                    };
                 };
-            };
-            /** @description Stored. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4373,7 +4383,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        /** @constant */
+                        state: "waiting";
+                        retry_after_ms: number;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4406,7 +4420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": components["schemas"]["CheckpointRecorded"];
                 };
             };
             /** @description Recorded. */
@@ -4415,15 +4429,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Checkpoint"];
+                    "application/json": components["schemas"]["CheckpointRecorded"];
                 };
-            };
-            /** @description Recorded. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
