@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/client/http_client.h"
+#include "tests/integration/support/openapi_contract.h"
 
 namespace podium::it {
 
@@ -54,7 +55,20 @@ Reply Api::raw(const std::string& method, const std::string& path, const std::st
   r.headers = res.response->headers;
   r.body = res.response->body;
   r.json = nlohmann::json::parse(r.body, nullptr, false);
+  check_against_contract(r);
   return r;
+}
+
+void check_against_contract(const Reply& r) {
+  const auto verdict =
+      OpenApiContract::shared().check(r.method, r.path, r.status, r.content_type(), r.body);
+  count_contract_verdict(verdict);
+  if (verdict.errors.empty()) return;
+  std::string why;
+  for (const auto& e : verdict.errors) why += "\n  " + e;
+  ADD_FAILURE() << "the response does not conform to docs/openapi.yaml (" << verdict.operation
+                << "):" << why << "\n"
+                << r.describe();
 }
 
 std::string enc(const std::string& s) {

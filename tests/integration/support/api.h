@@ -73,6 +73,12 @@ class Api {
   std::chrono::milliseconds timeout_{30000};
 };
 
+// Fails the test (ADD_FAILURE, the test goes on) when the response does not conform to
+// docs/openapi.yaml: its status, Content-Type and body schema (support/openapi_contract.h).
+// Api::call and Api::raw check every response they receive; a test that reads responses another
+// way calls this itself.
+void check_against_contract(const Reply& r);
+
 // Percent-encodes a path segment or query value.
 std::string enc(const std::string& s);
 
