@@ -1348,7 +1348,7 @@ export interface components {
              *     ]
              */
             physical_mesh?: number[];
-            /** @description Dense bf16 */
+            /** @description Dense bf16, per JAX device. */
             peak_tflops_per_device?: number;
             /** @description Nominal. */
             hbm_gib_per_device?: number;
@@ -1835,7 +1835,7 @@ export interface components {
                 /** @description The child run that compiles. */
                 run_id: string | null;
             } | null;
-            /** @description For a compile-check run */
+            /** @description For a compile-check run, the run it checks. */
             compile_check_for: string | null;
             /** @example run_3f9c0a1b2c3d4e5f */
             id: string;
@@ -2303,7 +2303,7 @@ export interface components {
             num_slices: number;
             /** @description All slices. */
             chips: number | null;
-            /** @description JAX devices */
+            /** @description JAX devices, all slices. */
             devices: number | null;
             /** @description All slices. */
             hosts: number | null;
@@ -2658,7 +2658,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Semantically invalid; `valid_choices` lists what would be accepted. */
+        /** @description Semantically invalid; when a name is unknown (accelerator, topology, model), `valid_choices` lists what would be accepted. */
         UnprocessableChoices: {
             headers: {
                 [name: string]: unknown;
@@ -2684,7 +2684,7 @@ export interface components {
                  *       ]
                  *     }
                  */
-                "application/problem+json": components["schemas"]["ProblemWithChoices"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The request line and headers exceed `limits.max_header_bytes`; the connection is closed. */
@@ -4132,6 +4132,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4462,6 +4463,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
@@ -4531,6 +4533,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
