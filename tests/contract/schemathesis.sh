@@ -7,9 +7,9 @@
 #   tests/contract/schemathesis.sh            (scripts/test.sh runs it)
 #
 # Needs: the built podium-server ($PODIUM_BIN_DIR, default build/test/bin), the test PostgreSQL
-# ($PODIUM_TEST_DATABASE_URL, from scripts/test-postgres.sh), python3 with venv. The tools come
-# from requirements/tools.txt into $PODIUM_TOOLS_VENV (default build/tools-venv), installed there
-# when missing. The server gets a database of its own, dropped at the end.
+# ($PODIUM_TEST_DATABASE_URL, from scripts/test-postgres.sh) and schemathesis in the project's
+# Python environment ($PODIUM_VENV, default .venv; `scripts/setup.sh --tools` installs it from
+# requirements/tools.txt). The server gets a database of its own, dropped at the end.
 #
 # Knobs: PODIUM_SCHEMATHESIS_EXAMPLES (test cases per operation and phase, default 12),
 # PODIUM_SCHEMATHESIS_SEED (default: fixed, so that CI runs are reproducible), and any further
@@ -17,7 +17,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin_dir="${PODIUM_BIN_DIR:-$root/build/test/bin}"
-venv="${PODIUM_TOOLS_VENV:-$root/build/tools-venv}"
+venv="${PODIUM_VENV:-$root/.venv}"
 pg_bin="${PODIUM_PG_BIN_DIR:-/usr/lib/postgresql/15/bin}"
 examples="${PODIUM_SCHEMATHESIS_EXAMPLES:-12}"
 seed="${PODIUM_SCHEMATHESIS_SEED:-29}"
@@ -28,14 +28,8 @@ say() { printf 'schemathesis.sh: %s\n' "$*" >&2; }
 [ -n "${PODIUM_TEST_DATABASE_URL:-}" ] || {
   say "PODIUM_TEST_DATABASE_URL is not set (scripts/test-postgres.sh start)"; exit 1; }
 
-# The pinned tools, installed once per venv and again when requirements/tools.txt changes.
-stamp="$venv/.tools-$(sha256sum "$root/requirements/tools.txt" | cut -c1-16)"
-if [ ! -e "$stamp" ]; then
-  say "installing requirements/tools.txt into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/requirements/tools.txt"
-  touch "$stamp"
-fi
+[ -x "$venv/bin/schemathesis" ] || {
+  say "no schemathesis in $venv: scripts/setup.sh --tools installs requirements/tools.txt"; exit 1; }
 
 work="$(mktemp -d /tmp/podium-contract.XXXXXX)"
 chmod 0755 "$work"

@@ -1389,10 +1389,11 @@ export interface components {
             /** @description The policy in force, every key filled in. */
             launch_policy: components["schemas"]["LaunchPolicy"];
             /**
-             * @description Which MaxText the cluster's hosts run: `auto` (default: what the agents report), a
-             *     release or commit, or `fork` (shared/api.md, MaxText version).
+             * @description Which MaxText the cluster's hosts run: `auto` (default: what the agents report),
+             *     `fork`, `legacy` (the `MaxText.train` module form), a release (`0.2.0`) or a git commit
+             *     (7-40 hex digits). It decides the module form runs are launched with.
              */
-            maxtext_version?: string;
+            maxtext_version: string;
             hosts: components["schemas"]["HostCounters"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
@@ -1451,8 +1452,9 @@ export interface components {
             executor?: components["schemas"]["Executor"];
             launch_policy?: components["schemas"]["LaunchPolicy"];
             /**
-             * @description Which MaxText the cluster's hosts run: `auto` (default: what the agents report), a
-             *     release or commit, or `fork` (shared/api.md, MaxText version).
+             * @description Which MaxText the cluster's hosts run: `auto` (default: what the agents report),
+             *     `fork`, `legacy` (the `MaxText.train` module form), a release (`0.2.0`) or a git commit
+             *     (7-40 hex digits). It decides the module form runs are launched with.
              */
             maxtext_version?: string;
         };
@@ -1476,8 +1478,9 @@ export interface components {
             /** @description Replaces the whole policy (absent keys take their defaults). Admins only. */
             launch_policy?: components["schemas"]["LaunchPolicy"];
             /**
-             * @description Which MaxText the cluster's hosts run: `auto` (default: what the agents report), a
-             *     release or commit, or `fork` (shared/api.md, MaxText version).
+             * @description Which MaxText the cluster's hosts run: `auto` (default: what the agents report),
+             *     `fork`, `legacy` (the `MaxText.train` module form), a release (`0.2.0`) or a git commit
+             *     (7-40 hex digits). It decides the module form runs are launched with.
              */
             maxtext_version?: string;
         };
@@ -1555,6 +1558,16 @@ export interface components {
             address: string;
             devices: number;
             version: string;
+            /** @description What the agent reported at registration (AgentRegister's `software`, unknown keys dropped); null when it reported nothing. */
+            software: {
+                python?: string;
+                jax?: string;
+                jaxlib?: string;
+                libtpu?: string;
+                maxtext?: string;
+                /** @enum {string} */
+                maxtext_layout?: "package" | "legacy";
+            } | null;
             registered_at: components["schemas"]["Timestamp"];
             last_heartbeat_at: components["schemas"]["Timestamp"];
             healthy: boolean;
@@ -1822,7 +1835,7 @@ export interface components {
              * @default false
              */
             force?: boolean;
-            /** @description `auto` (default: the cluster's), a release or commit, or `fork` (shared/api.md, MaxText version). */
+            /** @description `auto` (default: the cluster's), `fork`, `legacy`, a release (`0.2.0`) or a git commit (7-40 hex digits). */
             maxtext_version?: string;
         };
         Run: {
@@ -2439,13 +2452,19 @@ export interface components {
             address?: string;
             devices?: number;
             version?: string;
-            /** @description What the host runs (shared/api.md, MaxText version); each value a version string, absent when unknown. */
+            /**
+             * @description What the host runs: versions as the package metadata spells them (at most 128 bytes,
+             *     null or absent when unknown) and the MaxText module form it could import. Other keys
+             *     are ignored, so that a newer agent can report more to an older server.
+             */
             software?: {
-                python?: string;
-                jax?: string;
-                jaxlib?: string;
-                libtpu?: string;
-                maxtext?: string;
+                python?: string | null;
+                jax?: string | null;
+                jaxlib?: string | null;
+                libtpu?: string | null;
+                maxtext?: string | null;
+                /** @enum {string|null} */
+                maxtext_layout?: "package" | "legacy" | null;
             };
             /** @description The credential this host's agent was given last time (lets a restarted agent take its live slot over). */
             credential?: string;

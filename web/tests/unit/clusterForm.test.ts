@@ -11,7 +11,7 @@ const cluster = (over: Partial<Cluster> = {}): Cluster => ({
   id: 'clu_1', name: 'v7', num_slices: 2, capacity: 'spot', zone: 'us-central1-c', project: '', reservation: '',
   network: '', price_per_chip_hour: 1.5, labels: { team: 'llm', pool: 'a' },
   accelerator: { type: 'tpu7x-64', family: 'tpu7x', topology: '2x4x4', chips_per_slice: 32, devices_per_slice: 64, hosts_per_slice: 8, physical_mesh: [2, 4, 4, 2], peak_tflops_per_device: 1153.5, hbm_gib_per_device: 96 },
-  hosts: { expected: 16, registered: 0, healthy: 0 }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z',
+  hosts: { expected: 16, registered: 0, healthy: 0 }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', maxtext_version: 'auto',
   executor: { kind: 'agent' },
   launch_policy: { command_roles: ['admin'], entrypoints: [], code_bundle_roles: ['admin', 'member'] },
   ...over,
