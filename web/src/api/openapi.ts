@@ -1517,6 +1517,13 @@ export interface components {
             image?: string;
             priority_class?: string;
             service_account?: string;
+            /**
+             * @description xpk's parallel containers: on TPU hosts xpk gives two (tpu7x-standard-4t), each pod
+             *     runs two containers of 2 chips, one JAX process (rank) each; false: one container
+             *     with all the host's chips (xpk --no-use-parallel-containers).
+             * @default true
+             */
+            parallel_containers?: boolean;
             env?: {
                 [key: string]: string;
             };
