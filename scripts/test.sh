@@ -53,6 +53,10 @@ trap 'kill "$builds_pid" 2>/dev/null || true; ./scripts/test-postgres.sh stop >/
 
 status=0
 step "unit, integration and e2e tests"
+# Every response the integration and e2e tests receive is checked against docs/openapi.yaml
+# (tests/integration/support/openapi_contract.h); each test process adds its tally here.
+export PODIUM_CONTRACT_TALLY_FILE="$root/build/test/contract-tally.txt"
+rm -f "$PODIUM_CONTRACT_TALLY_FILE"
 set +e
 ctest --test-dir build/test --output-on-failure -j "$(nproc)" --timeout 600 2>&1 | tee build/test/ctest.log
 ctest_status=${PIPESTATUS[0]}
@@ -65,6 +69,14 @@ if [ "${CI:-}" = "true" ] && grep -q '(Skipped)' build/test/ctest.log; then
   grep '(Skipped)' build/test/ctest.log
   status=1
 fi
+
+if [ -f "$PODIUM_CONTRACT_TALLY_FILE" ]; then
+  awk '{c+=$1;f+=$3} END {printf "responses checked against docs/openapi.yaml: %d (not conforming: %d)\n",c,f}' \
+    "$PODIUM_CONTRACT_TALLY_FILE"
+fi
+
+step "contract: schemathesis, every operation of docs/openapi.yaml against a live server"
+PODIUM_BIN_DIR="$root/build/test/bin" tests/contract/schemathesis.sh || status=1
 
 step "waiting for the background builds"
 if ! wait "$builds_pid"; then
@@ -91,7 +103,7 @@ PODIUM_FUZZ_SECONDS="${PODIUM_FUZZ_SECONDS:-10}" ./scripts/fuzz.sh || status=1
 
 if [ -f web/package.json ]; then
   step "dashboard unit and browser tests"
-  (cd web && npm run --silent build && npm run --silent test && PODIUM_BIN_DIR="$root/build/test/bin" npm run --silent test:browser) || status=1
+  (cd web && npm run --silent check:api-types && npm run --silent build && npm run --silent test && PODIUM_BIN_DIR="$root/build/test/bin" npm run --silent test:browser) || status=1
 fi
 
 step "reliability (CI size): 5 server kills under live runs, one database outage under load"
