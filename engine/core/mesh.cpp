@@ -14,8 +14,12 @@
 //  - MaxText configs/base.yml mesh_axes (current list and older releases, see the table below).
 //  - JAX jax/_src/mesh_utils.py (jax-ml/jax, 2026): create_device_mesh, the device-kind handlers
 //    (_v5e_create_device_mesh, _v5p_create_device_mesh, _7x_create_device_mesh), _get_physical_
-//    tpu_mesh (4-D [x, y, z, core] for TPU7x) and _create_device_mesh_for_nd_torus, including the
-//    TPU7x core-axis priority of jax-ml/jax PR #39340.
+//    tpu_mesh (4-D [x, y, z, core] for TPU7x) and _create_device_mesh_for_nd_torus. "current" is
+//    held against the JAX of requirements/workload.txt (jax 0.10.2, libtpu 0.0.42.1) by
+//    bench/fidelity's differential corpus; that JAX walks TPU7x's [x, y, z, core] axes in plain
+//    itertools.combinations order. The TPU7x core-axis priority described for jax-ml/jax PR
+//    #39340 is kept as the opt-in rule set "core_priority": under it tpu7x-4x4x8 with
+//    autoregressive 16, tensor_sequence 4, context 4 maps, while jax 0.10.2 refuses it.
 #include "engine/core/mesh.h"
 
 #include <algorithm>
@@ -256,6 +260,7 @@ struct JaxContext {
   bool tpu = true;
   std::string family;  // canonical family name, "" when unknown
   bool current = true;
+  bool core_priority = false;  // jax_rules "core_priority" (not in jax 0.10.2)
   bool allow_split = false;
 };
 
@@ -266,6 +271,7 @@ struct MapOutcome {
   int failed_index = -1;
   long long failed_size = 0;
   std::vector<long long> remaining;
+  bool split_search = false;  // the failure is the allow_split_physical_axes search's
 };
 
 // The device-kind handlers of current JAX that lay out small slices directly (ring orders), so
@@ -281,7 +287,9 @@ bool handler_applies(const JaxContext& c, const std::vector<long long>& ici) {
     const long long largest = ici.empty() ? 0 : *std::max_element(ici.begin(), ici.end());
     return c.devices == 16 && p == std::vector<int>{4, 4, 1} && largest == 16;
   }
-  if (c.family == "v5p") return c.devices == 8 && p == std::vector<int>{2, 2, 2};  // _V5P_2x2x2
+  // v5p: JAX registers _v5p_create_device_mesh for device_kind "TPU v5p", but libtpu names v5p
+  // devices "TPU v5" (jax 0.10.2 / libtpu 0.0.42.1, topology v5p:2x2x2), so it never runs and
+  // the torus walk decides (bench/fidelity's differential check).
   if (c.family == "tpu7x") {
     // _7x_create_device_mesh: multiples of 8 devices up to 32 whose x and y extents are <= 2
     // (tpu7x-8, -16 and -32: one ring per 2x2 plane, repeated along z).
@@ -349,7 +357,7 @@ MapOutcome nd_torus(const JaxContext& c, const std::vector<long long>& mesh_shap
   // Current JAX tries subsets of len(physical_mesh.shape) axes first; the classic rule (and JAX
   // before 4-D meshes) starts at 3.
   const int max_axes = c.current ? rank : std::min(3, rank);
-  const int core_priority = c.current && rank == 4 && c.family == "tpu7x" ? 1 : 0;
+  const int core_priority = c.core_priority && rank == 4 && c.family == "tpu7x" ? 1 : 0;
   const SubsetOrders& orders = subset_orders();
   for (int index = static_cast<int>(mesh_shape.size()) - 1; index >= 0; --index) {
     const long long size = mesh_shape[static_cast<size_t>(index)];
@@ -378,6 +386,131 @@ MapOutcome nd_torus(const JaxContext& c, const std::vector<long long>& mesh_shap
   return out;
 }
 
+// JAX's _get_prime_factors, including what it does to numbers with a prime factor above
+// sqrt(x) + 1 once smaller factors were divided out: its for-else returns only that remaining
+// prime (14 -> [7], 28 -> [7], 44 -> [11]; 6 -> [2, 3], 20 -> [2, 2, 5] are complete). The split
+// search below sees only these factors, so a 28-long physical axis offers no factor 2 (found by
+// the differential check against JAX: v5p-16x20x28 with context 32 x data 280 and
+// allow_split_physical_axes, bench/fidelity).
+std::vector<long long> jax_prime_factors(long long x) {
+  std::vector<long long> factors;
+  long long root = static_cast<long long>(std::sqrt(static_cast<double>(x)));  // math.isqrt
+  while (root * root > x) --root;
+  while ((root + 1) * (root + 1) <= x) ++root;
+  for (long long p = 2; p < root + 2; ++p) {
+    while (x % p == 0) {
+      factors.push_back(p);
+      x /= p;
+    }
+    if (x == 1) return factors;
+  }
+  return {x};
+}
+
+// _prefer_first_logical_axis_assignment: whole physical axes taken (their size product, then
+// their count), then not overlapping axes already split by more intensive logical axes, then the
+// reverse lexicographic order of the split vectors.
+bool prefer_split(const std::vector<long long>& x, const std::vector<long long>& y,
+                  const std::vector<long long>& physical, const std::vector<long long>& taken) {
+  auto whole_size = [&](const std::vector<long long>& v) {
+    long long p = 1;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] == physical[i]) p *= v[i];
+    return p;
+  };
+  auto whole_count = [&](const std::vector<long long>& v) {
+    int n = 0;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] == physical[i] && v[i] > 1) ++n;
+    return n;
+  };
+  auto overlap_size = [&](const std::vector<long long>& v) {
+    long long p = 1;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (taken[i] > 1) p *= v[i];
+    return p;
+  };
+  if (whole_size(x) != whole_size(y)) return whole_size(x) > whole_size(y);
+  if (whole_count(x) != whole_count(y)) return whole_count(x) > whole_count(y);
+  if (overlap_size(x) != overlap_size(y)) return overlap_size(x) > overlap_size(y);
+  return x > y;
+}
+
+// _create_device_mesh_for_nd_torus_splitting_axes (allow_split_physical_axes=True): logical axes
+// from last to first each take the preferred split of the still-available physical extents
+// whose prime factors (as _get_prime_factors lists them) make up the axis size. JAX fails when an
+// axis finds no split (it then assigns None: TypeError) or when the chosen splits do not
+// multiply to the device count (np.reshape: ValueError); both are reported as the failing axis.
+MapOutcome split_walk(const JaxContext& c, const std::vector<long long>& mesh_shape) {
+  MapOutcome out;
+  const size_t rank = c.physical.size();
+  const std::vector<long long> physical(c.physical.begin(), c.physical.end());
+  std::vector<long long> taken(rank, 1);  // product of the splits given so far, per physical axis
+  out.assignment.assign(mesh_shape.size(), {});
+  auto fail = [&](int index) {
+    out.ok = false;
+    out.split_search = true;
+    out.failed_index = index;
+    out.failed_size = mesh_shape[static_cast<size_t>(index)];
+    out.remaining.assign(rank, 0);
+    for (size_t i = 0; i < rank; ++i) out.remaining[i] = physical[i] / taken[i];
+    return out;
+  };
+  for (int index = static_cast<int>(mesh_shape.size()) - 1; index >= 0; --index) {
+    const long long size = mesh_shape[static_cast<size_t>(index)];
+    // Prime factors of the axis with multiplicities, in first-seen order.
+    std::vector<std::pair<long long, int>> need;
+    for (long long f : jax_prime_factors(size)) {
+      if (!need.empty() && need.back().first == f)
+        ++need.back().second;
+      else
+        need.push_back({f, 1});
+    }
+    // Per factor: every distinct choice of physical axes (an axis once per occurrence of the
+    // factor in its available extent).
+    std::vector<std::vector<std::vector<int>>> choices;
+    for (const auto& [factor, count] : need) {
+      std::vector<int> slots;
+      for (size_t i = 0; i < rank; ++i)
+        for (long long f : jax_prime_factors(physical[i] / taken[i]))
+          if (f == factor) slots.push_back(static_cast<int>(i));
+      std::vector<std::vector<int>> picks, combos;
+      std::vector<int> scratch;
+      combinations(static_cast<int>(slots.size()), count, 0, scratch, combos);
+      for (const auto& combo : combos) {
+        std::vector<int> axes;
+        for (int k : combo) axes.push_back(slots[static_cast<size_t>(k)]);
+        if (std::find(picks.begin(), picks.end(), axes) == picks.end()) picks.push_back(axes);
+      }
+      choices.push_back(std::move(picks));
+    }
+    std::optional<std::vector<long long>> best;
+    std::vector<size_t> pick(choices.size(), 0);
+    const bool any = std::all_of(choices.begin(), choices.end(),
+                                 [](const auto& options) { return !options.empty(); });
+    while (any) {
+      std::vector<long long> split(rank, 1);
+      for (size_t f = 0; f < choices.size(); ++f)
+        for (int axis : choices[f][pick[f]]) split[static_cast<size_t>(axis)] *= need[f].first;
+      if (!best || prefer_split(split, *best, physical, taken)) best = split;
+      size_t f = 0;
+      while (f < pick.size() && ++pick[f] == choices[f].size()) pick[f++] = 0;
+      if (f == pick.size()) break;
+    }
+    if (!best) return fail(index);
+    for (size_t i = 0; i < rank; ++i) {
+      taken[i] *= (*best)[i];
+      if ((*best)[i] > 1) out.assignment[static_cast<size_t>(index)].push_back(static_cast<int>(i));
+    }
+    long long product = 1;
+    for (long long v : *best) product *= v;
+    if (product != size) return fail(index);
+  }
+  out.ok = true;
+  out.method = "split_physical_axes";
+  return out;
+}
+
 MapOutcome map_slice(const JaxContext& c, const std::vector<long long>& ici) {
   if (!c.tpu) {
     // Non-TPU platforms: np.asarray(devices).reshape(mesh_shape).
@@ -395,20 +528,19 @@ MapOutcome map_slice(const JaxContext& c, const std::vector<long long>& ici) {
     return out;
   }
   MapOutcome out = nd_torus(c, ici);
-  if (!out.ok && c.allow_split) {
-    // _create_device_mesh_for_nd_torus_splitting_axes: with matching device counts it always
-    // finds a layout (every prime factor of the logical sizes is available on some physical
-    // axis). Which split it picks is not reported.
-    MapOutcome split;
-    split.ok = true;
-    split.method = "split_physical_axes";
-    split.assignment.assign(ici.size(), {});
-    return split;
-  }
+  if (!out.ok && c.allow_split) return split_walk(c, ici);
   return out;
 }
 
 std::string jax_failure_message(const MapOutcome& m) {
+  if (m.split_search)
+    return "allow_split_physical_axes: JAX's split search "
+           "(_create_device_mesh_for_nd_torus_splitting_axes) finds no split for "
+           "logical_axis_index " +
+           std::to_string(m.failed_index) + " of size " + std::to_string(m.failed_size) +
+           " in the remaining physical extents " + py_list(m.remaining) +
+           " (it counts only the prime factors its _get_prime_factors lists), and JAX then fails "
+           "building the mesh (TypeError or ValueError).";
   return "Failed to find assignment for logical_axis_index " + std::to_string(m.failed_index) +
          " of size " + std::to_string(m.failed_size) + " with remaining assignable mesh " +
          py_list(m.remaining) +
@@ -436,9 +568,10 @@ std::optional<Context> prepare(const MeshRequest& req, Problem& problem) {
                "Use one of: " + axes_text(names) + "."};
     return std::nullopt;
   }
-  if (req.jax_rules != "current" && req.jax_rules != "classic") {
+  if (req.jax_rules != "current" && req.jax_rules != "classic" &&
+      req.jax_rules != "core_priority") {
     problem = {"invalid_request", "unknown jax_rules '" + req.jax_rules + "'",
-               "Use \"current\" or \"classic\"."};
+               "Use \"current\", \"classic\" or \"core_priority\"."};
     return std::nullopt;
   }
   if (req.devices_per_slice < 1 || req.num_slices < 1) {
@@ -467,7 +600,8 @@ std::optional<Context> prepare(const MeshRequest& req, Problem& problem) {
   j.physical =
       req.physical_mesh.empty() ? std::vector<int>{req.devices_per_slice} : req.physical_mesh;
   j.devices = req.devices_per_slice;
-  j.current = req.jax_rules == "current";
+  j.current = req.jax_rules != "classic";
+  j.core_priority = req.jax_rules == "core_priority";
   j.allow_split = req.allow_split_physical_axes;
   if (!req.family.empty()) {
     const AcceleratorFamily* f = find_family(req.family);
@@ -850,6 +984,13 @@ MeshResult check_mesh(const MeshRequest& req) {
     r.logical_axis_index = m.failed_index;
     r.remaining_mesh = to_int(m.remaining);
     const std::string& axis = r.axes[static_cast<size_t>(m.failed_index)];
+    if (m.split_search) {
+      r.hint = maxtext_parallelism_key(axis, true) + "=" + std::to_string(m.failed_size) +
+               " (axis '" + axis +
+               "') finds no split of the physical mesh even with allow_split_physical_axes. "
+               "Use sizes that are products of whole physical axes (see the alternatives).";
+      return r;
+    }
     r.hint =
         "JAX gives each logical axis whole physical axes, walking from the last mesh axis "
         "to the first. " +

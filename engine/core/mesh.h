@@ -11,7 +11,7 @@
 //     (dcn_data_parallelism defaults to -1). On one slice MaxText never reads the DCN values.
 //  4. jax.experimental.mesh_utils.create_device_mesh per slice (create_hybrid_device_mesh runs it
 //     on every slice): a device-kind handler may lay the devices out directly (small v5e/v6e,
-//     v5p 2x2x2 and tpu7x slices), otherwise _create_device_mesh_for_nd_torus walks the logical
+//     and tpu7x slices), otherwise _create_device_mesh_for_nd_torus walks the logical
 //     axes from last to first and gives each the first combination of still-assignable physical
 //     axes whose sizes multiply to the axis size, preferring more physical axes. GPU and CPU
 //     devices are not a torus: JAX reshapes the device list, which always works.
@@ -53,9 +53,12 @@ struct MeshRequest {
   // "" infers from the physical mesh: 4 axes -> tpu7x, 3 axes -> a TPU torus without a
   // device-kind handler, 1 axis (or none) -> a GPU/CPU device list.
   std::string family;
-  // Added: which JAX behaviour to replicate. "current": jax/_src/mesh_utils.py as of 2026 (device
-  // handlers, subsets of up to len(physical_mesh) axes, TPU7x core-axis priority). "classic": the
-  // rule exactly as domain brief §2.3 states it (subsets of 3, then 2, then 1 physical axes in
+  // Added: which JAX behaviour to replicate. "current": jax/_src/mesh_utils.py of jax 0.10.2 (the
+  // version requirements/workload.txt pins; device handlers, subsets of up to len(physical_mesh)
+  // axes in itertools.combinations order), held against that JAX by bench/fidelity.
+  // "core_priority": current plus the TPU7x core-axis priority of jax-ml/jax PR #39340 (subsets
+  // with the core axis first), which jax 0.10.2 does not have. "classic": the rule exactly as
+  // domain brief §2.3 states it (subsets of 3, then 2, then 1 physical axes in
   // itertools.combinations order, no device handlers), i.e. JAX before 4-D TPU7x meshes.
   std::string jax_rules = "current";
 };

@@ -1,7 +1,7 @@
 // Expected values were worked out by walking JAX's _create_device_mesh_for_nd_torus by hand
 // (logical axes last to first, subsets of the remaining physical axes from the largest size down,
-// itertools.combinations order, TPU7x core-axis priority) and cross-checked against a Python
-// transcription of JAX's and MaxText's functions.
+// itertools.combinations order) and cross-checked against jax 0.10.2's own mesh_utils
+// (bench/fidelity holds the whole planner against it on a corpus of over 1,000 cases).
 #include "engine/core/mesh.h"
 
 #include <gmock/gmock.h>
@@ -125,11 +125,20 @@ TEST(MeshCheckTest, Tpu7x64DefaultFsdpFailsUnderTheClassicThreeAxisRule) {
                            kJaxTail);
 }
 
-TEST(MeshCheckTest, Tpu7xCoreAxisPriorityGivesFsdpTheCoreAxis) {
-  // fsdp=32 can be x*y*z or y*z*core; current JAX (PR #39340) prefers subsets with the core axis.
+TEST(MeshCheckTest, Tpu7xCoreAxisPriorityIsOptIn) {
+  // fsdp=32 can be x*y*z or y*z*core. jax 0.10.2 (requirements/workload.txt) walks the subsets
+  // in itertools.combinations order and gives data the core axis (checked with its
+  // _create_device_mesh_for_nd_torus on [2, 4, 4, 2]: data (3,), fsdp (0, 1, 2));
+  // the core-axis priority of jax-ml/jax PR #39340 would give fsdp the core axis instead.
   const MeshResult r = check_mesh(request("tpu7x-64", {{"fsdp", 32}, {"data", 2}}));
   ASSERT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.assignment, assignment_with({{kData, {0}}, {kFsdp, {1, 2, 3}}}));
+  EXPECT_EQ(r.assignment, assignment_with({{kData, {3}}, {kFsdp, {0, 1, 2}}}));
+
+  MeshRequest priority = request("tpu7x-64", {{"fsdp", 32}, {"data", 2}});
+  priority.jax_rules = "core_priority";
+  const MeshResult p = check_mesh(priority);
+  ASSERT_TRUE(p.ok) << p.message;
+  EXPECT_EQ(p.assignment, assignment_with({{kData, {0}}, {kFsdp, {1, 2, 3}}}));
 
   MeshRequest classic = request("tpu7x-64", {{"fsdp", 32}, {"data", 2}});
   classic.jax_rules = "classic";
@@ -138,11 +147,29 @@ TEST(MeshCheckTest, Tpu7xCoreAxisPriorityGivesFsdpTheCoreAxis) {
   EXPECT_EQ(c.assignment, assignment_with({{kData, {3}}, {kFsdp, {0, 1, 2}}}));
 }
 
-TEST(MeshCheckTest, Tpu7x64TensorTwoTakesTheCoreAxis) {
+TEST(MeshCheckTest, Tpu7xWithoutCorePriorityRefusesWhatThePriorityWouldMap) {
+  // bench/fidelity mesh corpus case 00833: jax 0.10.2 gives autoregressive=16 the x and y axes
+  // (the first 2-subset of [4, 4, 8, 2] whose product is 16), leaving [0, 0, 8, 2] where
+  // tensor_sequence=4 fits nowhere. Under the core-axis priority it takes z and core and maps.
+  const std::map<std::string, int> ici = {
+      {"autoregressive", 16}, {"tensor_sequence", 4}, {"context", 4}, {"data", 1}};
+  const MeshResult r = check_mesh(request("tpu7x-4x4x8", ici));
+  EXPECT_EQ(r.error_code, "mesh_unmappable");
+  EXPECT_EQ(r.logical_axis_index, 9);
+  EXPECT_THAT(r.remaining_mesh, ElementsAre(0, 0, 8, 2));
+
+  MeshRequest priority = request("tpu7x-4x4x8", ici);
+  priority.jax_rules = "core_priority";
+  EXPECT_TRUE(check_mesh(priority).ok);
+}
+
+TEST(MeshCheckTest, Tpu7x64TensorTwoTakesTheFirstAxisOfSizeTwo) {
+  // jax 0.10.2: tensor=2 takes physical axis 0 (x, size 2), the first size-2 axis in
+  // combinations order; fsdp=32 the rest.
   const MeshResult r = check_mesh(request("tpu7x-64", {{"tensor", 2}}));
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.ici, current_vector({{kFsdp, 32}, {kTensor, 2}}));
-  EXPECT_EQ(r.assignment, assignment_with({{kFsdp, {0, 1, 2}}, {kTensor, {3}}}));
+  EXPECT_EQ(r.assignment, assignment_with({{kFsdp, {1, 2, 3}}, {kTensor, {0}}}));
 }
 
 TEST(MeshCheckTest, Tpu7x128ExpertTensorFsdp) {
@@ -155,7 +182,8 @@ TEST(MeshCheckTest, Tpu7x128ExpertTensorFsdp) {
 TEST(MeshCheckTest, Tpu7x64ExpertEightFsdpEight) {
   const MeshResult r = check_mesh(request("tpu7x-64", {{"fsdp", 8}, {"expert", 8}}));
   ASSERT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.assignment, assignment_with({{kFsdp, {0, 2}}, {kExpert, {1, 3}}}));
+  // jax 0.10.2 on [2, 4, 4, 2]: expert (0, 1), fsdp (2, 3).
+  EXPECT_EQ(r.assignment, assignment_with({{kFsdp, {2, 3}}, {kExpert, {0, 1}}}));
 }
 
 TEST(MeshCheckTest, SmallTpu7xSlicesUseJaxsRingHandler) {
@@ -200,6 +228,43 @@ TEST(MeshCheckTest, V5p128SplitPhysicalAxesLiftsTheRestriction) {
   const MeshResult r = check_mesh(req);
   ASSERT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.method, "split_physical_axes");
+  // jax 0.10.2's _create_device_mesh_for_nd_torus_splitting_axes on [4, 4, 4]: tensor takes
+  // 4 x 2 x 1 (whole x, half of y), fsdp 1 x 2 x 4.
+  EXPECT_EQ(r.assignment, assignment_with({{kFsdp, {1, 2}}, {kTensor, {0, 1}}}));
+}
+
+TEST(MeshCheckTest, SplitSearchFailsWhereJaxFindsNoSplit) {
+  // bench/fidelity mesh corpus case 00700 (v5p 16x20x28, 8960 chips): context=32 takes 16 x 2 of
+  // x and y; data=280 = 2^3 x 5 x 7 then needs three factors 2, and JAX's _get_prime_factors
+  // lists 10 as [2, 5] and 28 as [7] only (its for-else drops the 2s), so no split exists. JAX
+  // then fails with TypeError (it assigns None). Podium used to accept every split request.
+  MeshRequest req = request("v5p-16x20x28", {{"context", 32}, {"data", 280}});
+  req.allow_split_physical_axes = true;
+  const MeshResult r = check_mesh(req);
+  EXPECT_EQ(r.error_code, "mesh_unmappable");
+  EXPECT_EQ(r.logical_axis_index, 1);
+  EXPECT_THAT(r.remaining_mesh, ElementsAre(1, 10, 28));
+  EXPECT_THAT(r.message, HasSubstr("split search"));
+
+  // context=14 is "split" as 7 alone (14 -> [7]): the splits then do not multiply to the devices
+  // and JAX's reshape fails (ValueError; checked with create_device_mesh on libtpu's devices).
+  // context=28 needs no split: the torus walk gives it the whole z axis.
+  MeshRequest seven = request("v5p-16x20x28", {{"context", 14}, {"data", 640}});
+  seven.allow_split_physical_axes = true;
+  const MeshResult s = check_mesh(seven);
+  EXPECT_EQ(s.error_code, "mesh_unmappable");
+  EXPECT_EQ(s.logical_axis_index, 5);
+  MeshRequest whole = request("v5p-16x20x28", {{"context", 28}, {"data", 320}});
+  whole.allow_split_physical_axes = true;
+  EXPECT_EQ(check_mesh(whole).method, "nd_torus");
+}
+
+TEST(MeshCheckTest, V5p2x2x2HasNoDeviceKindHandler) {
+  // libtpu names v5p devices "TPU v5"; JAX's v5p handler is registered for "TPU v5p" and never
+  // runs, so the torus walk lays v5p-16 out.
+  const MeshResult r = check_mesh(request("v5p-16", {{"tensor", 2}}));
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.method, "nd_torus");
 }
 
 TEST(MeshCheckTest, V5p256Tensor8TakesTheLongAxis) {
