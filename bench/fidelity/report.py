@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Runs both fidelity checks and writes bench/results/fidelity.json and a Markdown table
+(bench/results/fidelity.md, pasted into docs/planner.md). Called by bench/fidelity/run.sh.
+
+fidelity.json: {"commit", "versions", "mesh": {"cases", "agree", "disagree": [...]},
+                "hbm": {"cases", "verdict_agree", "median_ratio", "worst_ratio", ...,
+                        "rows": [...]}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import pathlib
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+import compile_grid  # noqa: E402
+import mesh_diff  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--planner", required=True)
+    parser.add_argument("--fresh", action="store_true", help="recompile the whole grid")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", default=str(ROOT / "bench/results/fidelity.json"))
+    args = parser.parse_args()
+
+    cases = [json.loads(line) for line in open(HERE / "mesh_corpus.jsonl") if line.strip()]
+    mesh = mesh_diff.run(args.planner, cases)
+    grid_args = [sys.executable, str(HERE / "compile_grid.py"), "--planner", args.planner,
+                 "--jobs", str(args.jobs), "--out", "/dev/stdout"]
+    # compile_grid prints progress lines, then the JSON document as the last output.
+    rows_path = ROOT / "bench/results/fidelity_hbm_rows.json"
+    grid_args[-1] = str(rows_path)
+    if args.fresh:
+        grid_args.append("--fresh")
+    subprocess.run(grid_args, check=True, stdout=sys.stderr)
+    hbm = json.loads(rows_path.read_text())
+    rows_path.unlink()
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    versions = {p: importlib.metadata.version(p) for p in ("jax", "jaxlib", "libtpu")}
+    result = {
+        "commit": commit, "versions": versions,
+        "mesh": {"cases": mesh["cases"], "agree": mesh["agree"], "disagree": mesh["disagree"],
+                 "jax_maps": mesh["jax_maps"], "jax_refuses": mesh["jax_refuses"]},
+        "hbm": {**hbm["summary"], "rows": [
+            {"id": r["id"], "compiled_verdict": r["compiled"]["verdict"],
+             "compiled_gib": round(r["compiled"]["gib"], 3),
+             "podium_verdict": r["podium"]["verdict"],
+             "podium_gib": round(r["podium"]["per_device_gib"], 3),
+             "podium_band_gib": [round(r["podium"]["low_gib"], 3), round(r["podium"]["high_gib"], 3)],
+             "capacity_gib": r["podium"]["capacity_gib"],
+             "ratio": round(r["podium"]["per_device_gib"] / r["compiled"]["gib"], 3)}
+            for r in hbm["rows"]]},
+    }
+    out = pathlib.Path(args.out)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    lines = ["| case (slice/model/batch x seq/remat) | compiler | GiB | Podium | GiB (band) | ratio |",
+             "|---|---|---|---|---|---|"]
+    for r in result["hbm"]["rows"]:
+        lines.append(f"| {r['id']} | {r['compiled_verdict']} | {r['compiled_gib']:.2f} | "
+                     f"{r['podium_verdict']} | {r['podium_gib']:.2f} ({r['podium_band_gib'][0]:.2f}-"
+                     f"{r['podium_band_gib'][1]:.2f}) | {r['ratio']:.2f} |")
+    h = result["hbm"]
+    lines += ["", f"Mesh: {mesh['agree']} of {mesh['cases']} cases agree with JAX. HBM: verdict "
+              f"agrees on {h['verdict_agree']} of {h['cases']}, median estimate/compiled "
+              f"{h['median_ratio']}, worst {h['worst_ratio']}."]
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

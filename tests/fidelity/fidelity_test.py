@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""CI subset of the planner's fidelity checks against real JAX/XLA (issue 26, bench/fidelity):
+>= 50 mesh cases of the checked-in corpus (the seed's tpu7x case, every examples/ spec, every
+20th generated case) asked of JAX with libtpu's topology devices and of Podium's planner, and
+three training steps compiled for TPU topologies on this CPU host, whose fits / does-not-fit
+verdict Podium's HBM estimate must match. Fails on any disagreement.
+
+Usage: fidelity_test.py --planner build/test/bin/planner_verdicts   (run by ctest with the
+project's Python, which has jax[tpu]; see tests/fidelity/CMakeLists.txt)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench/fidelity"))
+
+import compile_grid  # noqa: E402
+import mesh_diff  # noqa: E402
+
+
+def mesh_subset() -> list[dict]:
+    cases = [json.loads(line) for line in open(ROOT / "bench/fidelity/mesh_corpus.jsonl")]
+    fixed = [c for c in cases if c["origin"] == "seed" or c["origin"].startswith("examples/")]
+    generated = [c for c in cases if c not in fixed]
+    return fixed + generated[::20]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--planner", required=True)
+    args = parser.parse_args()
+    passed = failed = 0
+    t0 = time.time()
+
+    cases = mesh_subset()
+    summary = mesh_diff.run(args.planner, cases)
+    for d in summary["disagree"]:
+        print(f"FAIL mesh {d['id']} {d['accelerator']} x{d['num_slices']} {d['parallelism']}: "
+              f"{d['reason']}")
+    passed += summary["agree"]
+    failed += len(summary["disagree"])
+    print(f"mesh: {summary['agree']}/{summary['cases']} cases agree with JAX "
+          f"({summary['seconds']} s)")
+    assert summary["cases"] >= 50, summary["cases"]
+
+    compile_cases = compile_grid.grid("ci")
+    podium = compile_grid.podium_estimates(args.planner, compile_cases)
+    for c in compile_cases:
+        compiled = compile_grid.compile_case(c)
+        p = podium[c["id"]]
+        ok = p["verdict"] == compiled["verdict"]
+        print(f"{'ok  ' if ok else 'FAIL'} compile {c['id']}: compiler {compiled['verdict']} "
+              f"{compiled['gib']:.2f} GiB ({compiled['seconds']} s), Podium {p['verdict']} "
+              f"{p['per_device_gib']:.2f} GiB ({p['low_gib']:.2f}-{p['high_gib']:.2f}) of "
+              f"{p['capacity_gib']:.2f}")
+        passed += ok
+        failed += not ok
+    assert len(compile_cases) >= 3
+    print(f"fidelity subset in {time.time() - t0:.1f} s")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
