@@ -55,9 +55,15 @@ json mesh_verdict(const json& c) {
     return {{"error", "no mesh section in the plan"}, {"errors", errors}};
   }
   const MeshResult& m = *plan.mesh;
-  json out = {{"ok", m.ok},         {"error_code", m.error_code}, {"message", m.message},
-              {"axes", m.axes},     {"ici", m.ici},               {"dcn", m.dcn},
-              {"method", m.method}, {"logical_axis_index", nullptr}, {"remaining_mesh", nullptr}};
+  json out = {{"ok", m.ok},
+              {"error_code", m.error_code},
+              {"message", m.message},
+              {"axes", m.axes},
+              {"ici", m.ici},
+              {"dcn", m.dcn},
+              {"method", m.method},
+              {"logical_axis_index", nullptr},
+              {"remaining_mesh", nullptr}};
   if (m.logical_axis_index >= 0) {
     out["logical_axis_index"] = m.logical_axis_index;
     out["remaining_mesh"] = m.remaining_mesh;
@@ -81,6 +87,7 @@ json hbm_verdict(const json& c) {
   in.weight_dtype = c.value("weight_dtype", std::string("float32"));
   in.dtype = c.value("dtype", std::string("bfloat16"));
   in.grad_dtype = c.value("grad_dtype", std::string("float32"));
+  in.capacity_factor = c.value("capacity_factor", -1.0);
   in.capacity_gib = acc.type->usable_hbm_gib_per_device;
   const HbmEstimate e = estimate_hbm(in);
   return {{"per_device_gib", e.per_device_gib},

@@ -167,33 +167,59 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   // Activations kept for the backward pass: per layer, the tags the remat policy saves.
   const std::set<std::string> saved = saved_tags(in);
   double saved_dims_all_layers = 0;
-  double routing_dims = 0;
+  double working_dims = 0;  // the largest layer's intermediates, all tags
   for (int i = 0; i < m.num_decoder_layers; ++i) {
     const bool full_attention = !m.linear_attention || m.full_attention_interval <= 1 ||
                                 (i + 1) % m.full_attention_interval == 0;
     const bool moe_layer = m.is_moe() && i >= m.num_dense_layers();
     const LayerTensors t = layer_tensors(m, full_attention, moe_layer);
+    double layer_dims = 0;
     for (const auto& [tag, dims] : t.dims) {
       if (tag == "decoder_layer_input" || saved.contains(tag)) saved_dims_all_layers += dims;
+      if (tag.rfind("moe_", 0) != 0) layer_dims += dims;  // routed experts: moe_routing below
     }
+    working_dims = std::max(working_dims, layer_dims);
   }
   const double hidden = s.hidden;
-  b.activations = s.tokens_per_device * saved_dims_all_layers / s.layers * a_bytes / hidden;
+  // Saved for the backward pass, plus the working set of the one layer whose backward runs: its
+  // recomputed intermediates and their gradients (kHbmLayerWorkingCopies).
+  b.activations = s.tokens_per_device * saved_dims_all_layers / s.layers * a_bytes / hidden +
+                  s.tokens_per_device * working_dims * a_bytes * kHbmLayerWorkingCopies / hidden;
 
   // Logits in float32 (cast_logits_to_fp32), batch also split over pipeline stages
   // (activation_embed_and_logits_batch), vocab over tensor axes; vocab tiling computes the loss
-  // in num_vocab_tiling chunks.
+  // in num_vocab_tiling chunks; kHbmLogitsCopies float32 copies at the peak.
   const double logits_tokens = s.tokens_per_device / s.layers;
-  b.logits = logits_tokens * static_cast<double>(m.vocab_size) * 4.0 / hidden /
+  b.logits = logits_tokens * static_cast<double>(m.vocab_size) * 4.0 * kHbmLogitsCopies / hidden /
              std::max(1, in.num_vocab_tiling);
 
-  // MoE: one layer's routing buffers live at a time (the permuted token copies going in and out
-  // of the experts, the experts' up-projection, the float32 router logits).
+  // MoE, modelled per routing path (one MoE layer's buffers live at a time, with their
+  // gradients: kHbmMoeCopies):
+  // - capacity_factor > 0 (MaxText dense_matmul): expert capacity C = int(S k / X cf) per
+  //   sequence; dispatch and combine masks [S, X, C] and the one-hot slots [S, k, X, C] in the
+  //   compute dtype (X C (2 + k) per token: grows with S), the dispatched tokens [X, C, E] going
+  //   in and out (2 k cf E per token) and the expert hidden [X, C, moe_mlp] (k cf moe_mlp x
+  //   (n_act + 1) per token), float32 router logits and probabilities (2 X);
+  // - dropless (capacity_factor <= 0, MaxText's default sparse_matmul): the k permuted copies of
+  //   each token in and out (2 k E), the expert hidden (k moe_mlp (n_act + 1)), router (2 X).
   if (m.is_moe()) {
     const double n_act = static_cast<double>(std::max<size_t>(1, m.mlp_activations.size()));
-    routing_dims = m.num_experts_per_tok * (2.0 * m.emb_dim + n_act * m.moe_mlp_dim) * a_bytes +
-                   m.num_experts * 4.0;
-    b.moe_routing = s.tokens_per_device * routing_dims / hidden;
+    const double k = m.num_experts_per_tok;
+    const double x = m.num_experts;
+    double per_token_bytes = 0;
+    if (in.capacity_factor > 0) {
+      const double slots =
+          std::max(1.0, std::floor(shape.max_target_length * k / x * in.capacity_factor));
+      const double filled = k * in.capacity_factor;  // dispatched copies per token
+      per_token_bytes = (x * slots * (2.0 + k) + filled * (2.0 * m.emb_dim) +
+                         filled * m.moe_mlp_dim * (n_act + 1)) *
+                            a_bytes +
+                        2.0 * x * 4.0;
+    } else {
+      per_token_bytes =
+          (k * 2.0 * m.emb_dim + k * m.moe_mlp_dim * (n_act + 1)) * a_bytes + 2.0 * x * 4.0;
+    }
+    b.moe_routing = s.tokens_per_device * per_token_bytes * kHbmMoeCopies / hidden;
   }
 
   // FSDP all-gathers a layer's weights in the compute dtype before using them; XLA prefetches
@@ -219,7 +245,9 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
     }
     largest = attn + (m.num_dense_layers() > 0 ? std::max(dense, moe) : moe);
   }
-  b.weight_gather = 2.0 * largest * a_bytes;
+  // Two layers gathered in the compute dtype (the one in use and the prefetched next), and the
+  // layer's full weight gradient before its reduce-scatter, in the gradient dtype.
+  b.weight_gather = largest * (2.0 * a_bytes + g_bytes);
 
   b.compiler_margin = kHbmCompilerMargin * b.sum();
 
@@ -342,7 +370,10 @@ HbmEstimate estimate_hbm(const HbmInput& in) {
   const double tokens = token_part(e.breakdown);
   const HbmVerdict verdict =
       predict_hbm(fixed, tokens, in.shape.per_device_batch_size * in.shape.max_target_length,
-                  margin, points, in.model->num_experts > 1, in.capacity_gib);
+                  margin, points,
+                  (in.model->is_moe() && in.capacity_factor <= 0) ||
+                      in.model->linear_attention.has_value(),
+                  in.capacity_gib);
   if (!points.empty()) {
     const HbmFit fit = fit_hbm(points, margin);
     e.basis = "history";

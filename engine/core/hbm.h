@@ -21,6 +21,18 @@ namespace podium::core {
 // Share of the computed total added for compiler temporaries (fusion buffers, collectives'
 // scratch, padding to tile sizes). Calibrated on MaxText's documented deepseek2-16b v5p run.
 inline constexpr double kHbmCompilerMargin = 0.05;
+// Calibrated on XLA's compiled memory for TPU (bench/fidelity's compile grid and MaxText's
+// documented deepseek2-16b run, docs/planner.md §10):
+// - one float32 copy of the logits at the peak: MaxText's deepseek2-16b v5p-8 run (temp 55.9 GB
+//   of which gradients 15.7 and one 19 GiB logits copy) leaves no room for a second one;
+// - one layer's intermediates live during its backward pass besides the saved ones (v5e-8
+//   dense-1b b2 s2048: temp 2.61 GiB = gradients 0.53 + saved 0.25 + logits + weights + one
+//   copy of the layer's 0.36 GiB of intermediates);
+// - an MoE layer's routing buffers twice (forward recomputed and their gradients: v5e-8
+//   moe-8x1b b2 s2048, capacity 1.25: temp 5.56 GiB leaves 0.94 GiB = 2 x 0.47 for them).
+inline constexpr double kHbmLogitsCopies = 1.0;
+inline constexpr double kHbmLayerWorkingCopies = 1.0;
+inline constexpr double kHbmMoeCopies = 2.0;
 
 // A remat policy: which named activations of a decoder layer are kept in HBM for the backward
 // pass (MaxText decoders.get_remat_policy). Names are MaxText's checkpoint_name tags.
@@ -66,6 +78,9 @@ struct HbmInput {
   std::string grad_dtype = "float32";
   int num_vocab_tiling = 1;
   bool shard_optimizer_over_data = false;  // ZeRO-1 over the data axis
+  // MaxText capacity_factor (base.yml -1: dropless routing). > 0: the dense_matmul path with
+  // expert capacity and dispatch/combine masks.
+  double capacity_factor = -1;
   // remat_policy=custom: MaxText per-tensor keys (query_proj, mlpwo, ...) -> remat|device|offload.
   std::map<std::string, std::string> custom_remat;
   double capacity_gib = 0;  // usable HBM per device

@@ -47,10 +47,12 @@ struct HbmVerdict {
 
 // Prediction at a target shape (its estimate's fixed and token parts) from the fit; the band
 // widens with the distance in tokens from the nearest observation. Without points, the band is
-// the pure estimate's (wider for MoE models, whose routing buffers it models loosely). An OOM
-// observation at no more tokens than the target is a floor: the target needs at least as much.
+// the pure estimate's: narrow where the compiler grid validated the model (dense models, MoE with
+// capacity dispatch), wide where it did not (`unvalidated`: dropless MoE and hybrid
+// linear-attention models, which were seen 8x above the estimate). An OOM observation at no more
+// tokens than the target is a floor: the target needs at least as much.
 HbmVerdict predict_hbm(double fixed_gib, double token_gib, double tokens_per_device,
-                       double margin_factor, const std::vector<HbmPoint>& points, bool moe,
-                       double capacity_gib);
+                       double margin_factor, const std::vector<HbmPoint>& points,
+                       bool unvalidated, double capacity_gib);
 
 }  // namespace podium::core

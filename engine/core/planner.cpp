@@ -272,6 +272,9 @@ Plan make_plan(const PlanInput& in) {
     hin.grad_dtype = config_string(spec.config, "grad_dtype", "float32");
     hin.num_vocab_tiling = std::max(1, config_int(spec.config, "num_vocab_tiling", 1));
     hin.shard_optimizer_over_data = config_bool(spec.config, "shard_optimizer_over_data", false);
+    if (spec.config.is_object() && spec.config.contains("capacity_factor") &&
+        spec.config["capacity_factor"].is_number())
+      hin.capacity_factor = spec.config["capacity_factor"].get<double>();
     if (hin.remat_policy == "custom") {
       for (const auto& [key, value] : spec.config.items()) {
         if (value.is_string()) {
