@@ -213,6 +213,8 @@ def main() -> int:
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--subset", default="full", choices=("full", "ci"))
     parser.add_argument("--jobs", type=int, default=2, help="compiles at once")
+    parser.add_argument("--cached-only", action="store_true",
+                        help="compare only the cases already in the cache (compile nothing)")
     args = parser.parse_args()
     cases = grid(args.subset)
     if args.ids:
@@ -223,7 +225,8 @@ def main() -> int:
         return 0
     cache_path = pathlib.Path(args.cache)
     cache = {} if args.fresh or not cache_path.exists() else json.loads(cache_path.read_text())
-    todo = [c for c in cases if c["id"] not in cache]
+    todo = [] if args.cached_only else [c for c in cases if c["id"] not in cache]
+    cases = [c for c in cases if c["id"] in cache or c in todo]
     if todo:
         # Separate processes: each compile is single-threaded for most of its time.
         ctx = multiprocessing.get_context("spawn")

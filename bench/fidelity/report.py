@@ -29,6 +29,8 @@ def main() -> int:
     parser.add_argument("--planner", required=True)
     parser.add_argument("--fresh", action="store_true", help="recompile the whole grid")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--cached-only", action="store_true",
+                        help="HBM: only the grid cases already compiled (compiled_cache.json)")
     parser.add_argument("--out", default=str(ROOT / "bench/results/fidelity.json"))
     args = parser.parse_args()
 
@@ -41,6 +43,8 @@ def main() -> int:
     grid_args[-1] = str(rows_path)
     if args.fresh:
         grid_args.append("--fresh")
+    if args.cached_only:
+        grid_args.append("--cached-only")
     subprocess.run(grid_args, check=True, stdout=sys.stderr)
     hbm = json.loads(rows_path.read_text())
     rows_path.unlink()

@@ -183,8 +183,8 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   const double hidden = s.hidden;
   // Saved for the backward pass, plus the working set of the one layer whose backward runs: its
   // recomputed intermediates and their gradients (kHbmLayerWorkingCopies).
-  b.activations = s.tokens_per_device * saved_dims_all_layers / s.layers * a_bytes / hidden +
-                  s.tokens_per_device * working_dims * a_bytes * kHbmLayerWorkingCopies / hidden;
+  b.activations = s.tokens_per_device * saved_dims_all_layers / s.layers * a_bytes / hidden;
+  b.layer_working = s.tokens_per_device * working_dims * a_bytes * kHbmLayerWorkingCopies / hidden;
 
   // Logits in float32 (cast_logits_to_fp32), batch also split over pipeline stages
   // (activation_embed_and_logits_batch), vocab over tensor axes; vocab tiling computes the loss
@@ -254,7 +254,7 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   // bytes -> GiB
   for (double* v :
        {&b.params, &b.gradients, &b.optimizer_state, &b.gradient_accumulation, &b.activations,
-        &b.logits, &b.moe_routing, &b.weight_gather, &b.compiler_margin}) {
+        &b.layer_working, &b.logits, &b.moe_routing, &b.weight_gather, &b.compiler_margin}) {
     *v /= kGiB;
   }
   return out;
@@ -283,7 +283,7 @@ double fixed_part(const HbmBreakdown& b) {
 
 // The parts that grow with tokens per device.
 double token_part(const HbmBreakdown& b) {
-  return b.activations + b.logits + b.moe_routing;
+  return b.activations + b.layer_working + b.logits + b.moe_routing;
 }
 
 // A variant's total under the same calibration as the estimate (fitted scales of each part).
@@ -385,7 +385,8 @@ HbmEstimate estimate_hbm(const HbmInput& in) {
                       &b.weight_gather}) {
       *v *= fit.fixed_scale;
     }
-    for (double* v : {&b.activations, &b.logits, &b.moe_routing}) *v *= fit.token_scale;
+    for (double* v : {&b.activations, &b.layer_working, &b.logits, &b.moe_routing})
+      *v *= fit.token_scale;
     b.compiler_margin = kHbmCompilerMargin * (b.sum() - b.compiler_margin);
     if (verdict.quoted) {
       for (const HbmObservation& o : in.history) {
@@ -510,6 +511,7 @@ nlohmann::json to_json(const HbmEstimate& e) {
             {"optimizer_state", b.optimizer_state},
             {"gradient_accumulation", b.gradient_accumulation},
             {"activations", b.activations},
+            {"layer_working", b.layer_working},
             {"logits", b.logits},
             {"moe_routing", b.moe_routing},
             {"weight_gather", b.weight_gather},

@@ -95,13 +95,16 @@ struct HbmBreakdown {
   double optimizer_state = 0;
   double gradient_accumulation = 0;
   double activations = 0;
+  // Added: the intermediates of the one layer whose backward pass runs (recomputed under remat),
+  // beside the saved activations.
+  double layer_working = 0;
   double logits = 0;
   double moe_routing = 0;
   double weight_gather = 0;
   double compiler_margin = 0;
   double sum() const {
-    return params + gradients + optimizer_state + gradient_accumulation + activations + logits +
-           moe_routing + weight_gather + compiler_margin;
+    return params + gradients + optimizer_state + gradient_accumulation + activations +
+           layer_working + logits + moe_routing + weight_gather + compiler_margin;
   }
 };
 

@@ -282,8 +282,9 @@ TEST(Hbm, TwoObservationsFitBothParts) {
 TEST(Hbm, VerdictIsUncertainWhenTheBandStraddlesCapacity) {
   HbmInput in = llama7b_on({{"fsdp", 16}, {"tensor", 4}});
   const HbmEstimate pure = estimate_hbm(in);
-  // Capacity just above the point estimate, inside the pure estimate's band.
-  in.capacity_gib = pure.per_device_gib * 1.2;
+  // Capacity just above the point estimate, inside the pure estimate's band (-15%/+20% for a
+  // dense model since the compile grid, docs/planner.md §10).
+  in.capacity_gib = pure.per_device_gib * 1.1;
   const HbmEstimate e = estimate_hbm(in);
   EXPECT_EQ(e.verdict, "uncertain");
   EXPECT_FALSE(e.fits);
