@@ -368,12 +368,10 @@ HbmEstimate estimate_hbm(const HbmInput& in) {
   const double raw = e.breakdown.sum();
   const double fixed = fixed_part(e.breakdown);
   const double tokens = token_part(e.breakdown);
-  const HbmVerdict verdict =
-      predict_hbm(fixed, tokens, in.shape.per_device_batch_size * in.shape.max_target_length,
-                  margin, points,
-                  (in.model->is_moe() && in.capacity_factor <= 0) ||
-                      in.model->linear_attention.has_value(),
-                  in.capacity_gib);
+  const HbmVerdict verdict = predict_hbm(
+      fixed, tokens, in.shape.per_device_batch_size * in.shape.max_target_length, margin, points,
+      (in.model->is_moe() && in.capacity_factor <= 0) || in.model->linear_attention.has_value(),
+      in.capacity_gib);
   if (!points.empty()) {
     const HbmFit fit = fit_hbm(points, margin);
     e.basis = "history";

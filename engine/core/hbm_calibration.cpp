@@ -100,8 +100,8 @@ HbmFit fit_hbm(const std::vector<HbmPoint>& points, double margin_factor) {
 }
 
 HbmVerdict predict_hbm(double fixed_gib, double token_gib, double tokens_per_device,
-                       double margin_factor, const std::vector<HbmPoint>& points,
-                       bool unvalidated, double capacity_gib) {
+                       double margin_factor, const std::vector<HbmPoint>& points, bool unvalidated,
+                       double capacity_gib) {
   HbmVerdict v;
   const double m = margin_factor > 0 ? margin_factor : 1;
   const HbmFit fit = fit_hbm(points, m);

@@ -52,7 +52,7 @@ struct HbmVerdict {
 // linear-attention models, which were seen 8x above the estimate). An OOM observation at no more
 // tokens than the target is a floor: the target needs at least as much.
 HbmVerdict predict_hbm(double fixed_gib, double token_gib, double tokens_per_device,
-                       double margin_factor, const std::vector<HbmPoint>& points,
-                       bool unvalidated, double capacity_gib);
+                       double margin_factor, const std::vector<HbmPoint>& points, bool unvalidated,
+                       double capacity_gib);
 
 }  // namespace podium::core

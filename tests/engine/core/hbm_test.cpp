@@ -260,7 +260,7 @@ TEST(Hbm, TwoObservationsFitBothParts) {
     const HbmBreakdown b = estimate_hbm(probe).breakdown;
     return std::pair{
         b.params + b.gradients + b.optimizer_state + b.gradient_accumulation + b.weight_gather,
-        b.activations + b.logits + b.moe_routing};
+        b.activations + b.layer_working + b.logits + b.moe_routing};
   };
   const double m =
       1 + (estimate_hbm(in).breakdown.compiler_margin /
