@@ -56,6 +56,8 @@ export interface Run {
   num_slices: number | null; current_slices: number | null; waiting_reason: string | null;
   imported: boolean; dataset: string | null; model: string; workload: string;
   spec: Record<string, any>; plan?: Plan; state: RunState; failure_class: string | null;
+  /** Why a failed run failed, one line (a code_error's exception line); null otherwise. */
+  failure_detail?: string | null;
   restarts: number; recoveries: number; last_step: number | null; resumed_from_step: number | null;
   priority: string; tags: string[]; created_at: string; started_at: string | null;
   finished_at: string | null;
