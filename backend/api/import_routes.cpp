@@ -146,8 +146,10 @@ core::FailureClassification classify(const core::LogDigest& d) {
   bool failed = false;
   for (const auto& s : d.signatures()) {
     evidence.signatures.push_back(s.signature);
+    evidence.signature_excerpts[s.signature] = s.first_excerpt;
     failed |= !core::is_warning_signature(s.signature);
   }
+  evidence.completed_a_step = !d.steps().empty();
   core::RankOutcome rank0;
   rank0.rank = 0;
   rank0.exit_code = failed ? 1 : 0;

@@ -10,7 +10,8 @@ std::string run_select() {
          "cluster, "
          "r.dataset_id, d.name AS dataset, r.model, r.workload, r.spec::text AS spec, r.plan::text "
          "AS plan, r.forced, "
-         "r.state, r.failure_class, r.restarts, r.recoveries, r.last_step, r.resumed_from_step, "
+         "r.state, r.failure_class, r.failure_detail, r.restarts, r.recoveries, r.last_step, "
+         "r.resumed_from_step, "
          "r.priority, "
          "array_to_json(r.tags)::text AS tags, r.imported, COALESCE(r.accelerator, c.accelerator) "
          "AS accelerator, COALESCE(r.num_slices, c.num_slices) AS num_slices, "
@@ -52,6 +53,7 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
       {"forced", r.boolean(i, "forced")},
       {"state", r.at(i, "state")},
       {"failure_class", nullable_string(r, i, "failure_class")},
+      {"failure_detail", nullable_string(r, i, "failure_detail")},
       {"restarts", r.int64(i, "restarts")},
       {"recoveries", r.int64(i, "recoveries")},
       {"last_step", nullable_int(r, i, "last_step")},

@@ -1,5 +1,7 @@
 #include "backend/cli/views.h"
 
+#include "backend/cli/ratio_text.h"
+
 namespace podium::cli {
 namespace {
 
@@ -481,14 +483,15 @@ const Json* ratio_of(const Json& row, const std::string& field) {
   return nullptr;
 }
 
-Column compare_column(std::string header, std::string field, bool percent) {
+Column compare_column(std::string header, std::string field, bool percent,
+                      RatioReading reading = RatioReading::plain) {
   return Column{std::move(header),
-                [field, percent](const Json& row) {
+                [field, percent, reading](const Json& row) {
                   const Json* v = find_path(row, field);
                   std::string text = percent ? percent_cell(v) : format_value(v);
                   if (const Json* r = ratio_of(row, field);
                       r != nullptr && v != nullptr && !v->is_null()) {
-                    text += " (x" + format_number(r->get<double>()) + ")";
+                    text += " (" + format_ratio(r->get<double>(), reading) + ")";
                   }
                   return text;
                 },
@@ -521,7 +524,7 @@ std::string render_compare(const Json& compare) {
       any_column("CHIPS", {"chips"}, true),
       any_column("BATCH", {"per_device_batch_size"}, true),
       any_column("SEQ", {"max_target_length"}, true),
-      compare_column("STEP S", "step_seconds", false),
+      compare_column("STEP S", "step_seconds", false, RatioReading::speed),
       compare_column("TFLOP/S/DEV", "tflops_per_device", false),
       compare_column("TOK/S/DEV", "tokens_per_second_per_device", false),
       compare_column("MFU", "mfu", true),
@@ -530,7 +533,8 @@ std::string render_compare(const Json& compare) {
       compare_column("$/B TOK", "cost_per_billion_tokens", false),
   };
   std::string out = render_table(columns, rows != nullptr ? *rows : Json::array());
-  if (!base.empty()) out += "* baseline; (xN) is the ratio to the baseline\n";
+  if (!base.empty())
+    out += "* baseline; (N×) is the ratio to the baseline, a step time's as a speed (N× faster)\n";
   return out;
 }
 

@@ -23,6 +23,7 @@ Rule rule_for(FailureClass c) {
     case FailureClass::config:
     case FailureClass::nan:
     case FailureClass::data_exhausted:
+    case FailureClass::code_error:
       return Rule::fail_unless_listed_code;
   }
   return Rule::restart_with_budget;

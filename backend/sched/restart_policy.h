@@ -7,7 +7,8 @@
 //   preempted, host_lost | recover (no budget spent)          | recover (no budget spent)
 //   error                | restart while budget, else fail    | restart while budget, else fail
 //   oom, mesh, config,   | restart while budget, else fail    | fail at once
-//   nan, data_exhausted  |                                    |
+//   nan, data_exhausted, |                                    |
+//   code_error           |                                    |
 //
 // restart_on_exit_codes is the user's explicit statement that their workload exits with these
 // codes when a retry can help (xpk's convention is 42). Podium's deterministic classes come from

@@ -11,7 +11,7 @@ constexpr int kSigterm = 15;
 // Shells and container runtimes report "killed by SIGTERM" as exit status 128 + 15.
 constexpr int kSigtermExitCode = 128 + kSigterm;
 
-constexpr std::array<std::pair<FailureClass, std::string_view>, 8> kClassNames = {{
+constexpr std::array<std::pair<FailureClass, std::string_view>, 9> kClassNames = {{
     {FailureClass::oom, "oom"},
     {FailureClass::mesh, "mesh"},
     {FailureClass::config, "config"},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<FailureClass, std::string_view>, 8> kClassNames =
     {FailureClass::preempted, "preempted"},
     {FailureClass::host_lost, "host_lost"},
     {FailureClass::error, "error"},
+    {FailureClass::code_error, "code_error"},
 }};
 
 // Deterministic classes in precedence order (see the header for why).
@@ -66,6 +67,8 @@ std::string_view signature_reason(FailureSignature s) {
       return "the TPU was held by another process";
     case FailureSignature::cpu_fallback:
       return "JAX fell back to CPU";
+    case FailureSignature::python_code_error:
+      return "a Python exception that says the code or its environment is wrong";
   }
   return "unknown signature";
 }
@@ -87,8 +90,9 @@ std::optional<FailureClass> parse_failure_class(std::string_view name) {
 }
 
 bool is_deterministic(FailureClass c) {
-  return std::find(kDeterministicOrder.begin(), kDeterministicOrder.end(), c) !=
-         kDeterministicOrder.end();
+  return c == FailureClass::code_error ||
+         std::find(kDeterministicOrder.begin(), kDeterministicOrder.end(), c) !=
+             kDeterministicOrder.end();
 }
 
 std::optional<FailureClass> failure_class_of(FailureSignature signature) {
@@ -107,6 +111,9 @@ std::optional<FailureClass> failure_class_of(FailureSignature signature) {
       return FailureClass::nan;
     case FailureSignature::preempted:
       return FailureClass::preempted;
+    case FailureSignature::python_code_error:
+      // Only before the attempt's first step (classify_failure, rule 4b).
+      return FailureClass::code_error;
     case FailureSignature::tpu_busy:
     case FailureSignature::cpu_fallback:
       return std::nullopt;
@@ -195,6 +202,23 @@ FailureClassification classify_failure(const AttemptEvidence& evidence) {
       out.deciding_rank = r.rank;
       return fail(FailureClass::preempted,
                   "rank " + std::to_string(r.rank) + " received SIGTERM from outside Podium");
+    }
+  }
+
+  // 4b. A code or environment error before the first step.
+  const bool code_error_seen =
+      std::find(evidence.signatures.begin(), evidence.signatures.end(),
+                FailureSignature::python_code_error) != evidence.signatures.end();
+  if (code_error_seen && !evidence.completed_a_step) {
+    for (const RankOutcome& r : evidence.ranks) {
+      if (r.stopped_by_podium || !ended_badly(r)) continue;
+      out.deciding_rank = r.rank;
+      out.deciding_signature = FailureSignature::python_code_error;
+      std::string reason = describe_rank_end(r) + " before the first step";
+      auto excerpt = evidence.signature_excerpts.find(FailureSignature::python_code_error);
+      if (excerpt != evidence.signature_excerpts.end() && !excerpt->second.empty())
+        reason += ": " + excerpt->second;
+      return fail(FailureClass::code_error, std::move(reason));
     }
   }
 

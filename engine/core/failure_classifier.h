@@ -19,12 +19,20 @@
 //     the other ranks, which are the consequence (collectives time out, coordinator unreachable).
 //  4. Preemption: MaxText's "Job is preempted." signature, or a SIGTERM (signal 15 or exit code
 //     143) that Podium did not send                                       -> preempted.
+//  4b. A rank ended badly on its own before the attempt's first training step, and a traceback's
+//     exception line named ImportError, ModuleNotFoundError, SyntaxError, TypeError,
+//     AttributeError or NameError                                        -> code_error.
+//     The code or its environment is wrong: retrying the same code fails the same way. It ranks
+//     below the infrastructure rules (2b-4) because its evidence is a generic exception name: a
+//     preempted or lost host must keep its free recovery. After the first step such an exception
+//     is no proof that the code cannot run (a rare path, a flaky import), so it stays `error`.
 //  5. Any rank that exited nonzero or by a signal Podium did not send    -> error.
 //  6. Every rank exited 0                                                 -> succeeded.
 //  7. Ranks stopped only because Podium stopped them, nothing else known  -> error (an attempt
 //     torn down without a recorded cause still counts as failed; the reason says so).
 // Warnings (tpu_busy, cpu_fallback) never change the class; they are reported alongside.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,10 +44,20 @@
 
 namespace podium::core {
 
-enum class FailureClass { oom, mesh, config, data_exhausted, nan, preempted, host_lost, error };
+enum class FailureClass {
+  oom,
+  mesh,
+  config,
+  data_exhausted,
+  nan,
+  preempted,
+  host_lost,
+  error,
+  code_error
+};
 std::string_view to_string(FailureClass c);
 std::optional<FailureClass> parse_failure_class(std::string_view name);
-// oom, mesh, config, nan, data_exhausted: retrying the same spec reproduces them.
+// oom, mesh, config, nan, data_exhausted, code_error: retrying the same spec reproduces them.
 bool is_deterministic(FailureClass c);
 // The failure class a log signature implies, if any (warnings imply none).
 std::optional<FailureClass> failure_class_of(FailureSignature signature);
@@ -60,6 +78,12 @@ struct AttemptEvidence {
   // empty when no host of the attempt reported a notice.
   std::string preemption_notice;
   std::vector<FailureSignature> signatures;  // log signatures seen on any rank
+  // The first line a signature was seen on (any rank), where known: a code_error's reason quotes
+  // its exception line.
+  std::map<FailureSignature, std::string> signature_excerpts;
+  // A training step of this attempt completed (its metrics are stored): exceptions after it are
+  // not code errors (rule 4b).
+  bool completed_a_step = false;
   // What an external engine (Slurm, Kubernetes) said of its job, when it implies a class
   // (engine/core/engine_observation.h).
   std::optional<FailureClass> engine_class;

@@ -613,6 +613,21 @@ std::optional<ParsedLine> parse_memory_estimate(std::string_view msg) {
   return out;
 }
 
+// The last line of a Python traceback is "<ExceptionName>: <message>" (or the bare name) at the
+// start of the line; the frames above it are indented. Only the built-in exceptions that say the
+// code or its environment is wrong count: a retry of the same code fails the same way.
+bool is_code_error_exception_line(std::string_view msg) {
+  static constexpr std::array<std::string_view, 8> kNames = {
+      "ImportError", "ModuleNotFoundError", "SyntaxError",    "IndentationError",
+      "TabError",    "TypeError",           "AttributeError", "NameError"};
+  for (std::string_view name : kNames) {
+    if (msg.substr(0, name.size()) != name) continue;
+    const std::string_view rest = msg.substr(name.size());
+    if (rest.empty() || rest.front() == ':') return true;
+  }
+  return false;
+}
+
 std::optional<FailureSignature> detect_signature(std::string_view msg) {
   // Ordered by how decisive they are; the first match names the line.
   if (contains(msg, "Aborting training due to NaN loss")) return FailureSignature::nan_loss;
@@ -647,6 +662,7 @@ std::optional<FailureSignature> detect_signature(std::string_view msg) {
     return FailureSignature::tpu_busy;
   }
   if (ci_contains(msg, "falling back to cpu")) return FailureSignature::cpu_fallback;
+  if (is_code_error_exception_line(msg)) return FailureSignature::python_code_error;
   return std::nullopt;
 }
 
@@ -709,7 +725,7 @@ std::string_view to_string(LogLineKind kind) {
 }
 
 namespace {
-constexpr std::array<std::pair<FailureSignature, std::string_view>, 10> kSignatureNames = {{
+constexpr std::array<std::pair<FailureSignature, std::string_view>, 11> kSignatureNames = {{
     {FailureSignature::hbm_oom, "hbm_oom"},
     {FailureSignature::mesh_unmappable, "mesh_unmappable"},
     {FailureSignature::mesh_product_mismatch, "mesh_product_mismatch"},
@@ -720,6 +736,7 @@ constexpr std::array<std::pair<FailureSignature, std::string_view>, 10> kSignatu
     {FailureSignature::preempted, "preempted"},
     {FailureSignature::tpu_busy, "tpu_busy"},
     {FailureSignature::cpu_fallback, "cpu_fallback"},
+    {FailureSignature::python_code_error, "python_code_error"},
 }};
 }  // namespace
 

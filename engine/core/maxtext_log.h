@@ -68,6 +68,10 @@ enum class FailureSignature {
   preempted,              // Job is preempted. (MaxText/Orbax after a preemption notice)
   tpu_busy,               // The TPU is already in use by process with pid N (warning)
   cpu_fallback,           // JAX fell back to CPU (warning; usually follows tpu_busy)
+  python_code_error,      // a traceback's exception line naming ImportError,
+                          // ModuleNotFoundError, SyntaxError (IndentationError, TabError),
+                          // TypeError, AttributeError or NameError: the code or its environment
+                          // is wrong (failure_classifier.h decides when that is code_error)
 };
 std::string_view to_string(FailureSignature signature);
 std::optional<FailureSignature> parse_failure_signature(std::string_view name);

@@ -1,4 +1,5 @@
 // The compare view's numbers: ratios to the baseline, which direction is better, and exports.
+import { ratioText, type RatioReading } from './format';
 import type { CompareRow } from './types';
 
 export interface Metric {
@@ -6,17 +7,24 @@ export interface Metric {
   label: string;
   /** true when a larger value is better (throughput), false when smaller is (time, cost). */
   higherIsBetter: boolean | null;
+  /** How its ratio to the baseline reads (format.ts ratioText): a duration's as a speed. */
+  reading: RatioReading;
 }
 
 export const METRICS: Metric[] = [
-  { key: 'step_seconds', label: 'Step time (s)', higherIsBetter: false },
-  { key: 'tflops_per_device', label: 'TFLOP/s/device', higherIsBetter: true },
-  { key: 'tokens_per_second_per_device', label: 'Tokens/s/device', higherIsBetter: true },
-  { key: 'mfu', label: 'MFU', higherIsBetter: true },
-  { key: 'hbm_gib_used', label: 'HBM (GiB)', higherIsBetter: null },
-  { key: 'goodput', label: 'Goodput', higherIsBetter: true },
-  { key: 'cost_per_billion_tokens', label: 'Cost per 1B tokens ($)', higherIsBetter: false },
+  { key: 'step_seconds', label: 'Step time (s)', higherIsBetter: false, reading: 'speed' },
+  { key: 'tflops_per_device', label: 'TFLOP/s/device', higherIsBetter: true, reading: 'plain' },
+  { key: 'tokens_per_second_per_device', label: 'Tokens/s/device', higherIsBetter: true, reading: 'plain' },
+  { key: 'mfu', label: 'MFU', higherIsBetter: true, reading: 'plain' },
+  { key: 'hbm_gib_used', label: 'HBM (GiB)', higherIsBetter: null, reading: 'plain' },
+  { key: 'goodput', label: 'Goodput', higherIsBetter: true, reading: 'plain' },
+  { key: 'cost_per_billion_tokens', label: 'Cost per 1B tokens ($)', higherIsBetter: false, reading: 'plain' },
 ];
+
+/** A metric's ratio to the baseline as the page and the exports show it ("29.5× faster"). */
+export function metricRatioText(metric: Metric, r: number | null): string {
+  return ratioText(r, metric.reading);
+}
 
 export function rowId(r: CompareRow): string { return r.run_id; }
 
@@ -41,7 +49,7 @@ export function topologyLabel(r: CompareRow): string {
 }
 
 // Exports carry plain numbers (no thousands separators, 6 significant digits) so spreadsheets
-// and Markdown readers parse them.
+// and Markdown readers parse them; ratios read as on the page ("29.5× faster", "60×").
 function cell(v: unknown): string {
   if (typeof v === 'number') return Number.isFinite(v) ? String(Number(v.toPrecision(6))) : '';
   if (v === null || v === undefined) return '';
@@ -69,7 +77,7 @@ function table(rows: CompareRow[], baseline: CompareRow): string[][] {
     const line = FIXED.map((f) => cell(r[f.key]));
     for (const m of METRICS) {
       const rr = ratioOf(r, baseline, m.key);
-      line.push(cell(r[m.key]), rr === null ? '' : `${rr.toFixed(3)}`);
+      line.push(cell(r[m.key]), rr === null ? '' : metricRatioText(m, rr));
     }
     out.push(line);
   }

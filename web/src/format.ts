@@ -15,9 +15,44 @@ export function pct(v: number | null | undefined, digits = 1): string {
   return `${(v * 100).toFixed(digits)}%`;
 }
 
-export function ratio(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
-  return `${v >= 10 ? v.toFixed(1) : v.toFixed(2)}×`;
+/**
+ * How a ratio to a baseline reads. 'speed': the figure is a duration (step time), so a ratio
+ * below 1 is a speed-up and reads "29.5× faster" (not "0.03×"), one above 1 "2.0× slower".
+ * 'plain': any other figure, "60×", "0.50×".
+ */
+export type RatioReading = 'speed' | 'plain';
+
+/**
+ * A ratio's magnitude with at least two significant digits, so that 25 and 40 never read alike:
+ * three significant digits with trailing zeros dropped down to two (29.5, 60, 2.0, 0.50, 0.0339),
+ * whole numbers from 100 (1234), and two significant digits in scientific form below 0.001 or from
+ * 1e6 (1.2e-4, 2.5e6). The CLI's format_ratio (backend/cli/ratio_text.h) follows the same rules.
+ */
+export function ratioDigits(m: number): string {
+  if (m >= 100 && Math.round(m) < 1e6) return String(Math.round(m));
+  if (m >= 100 || m < 1e-3) {
+    const [mantissa, exponent] = m.toExponential(1).split('e');
+    return `${mantissa}e${Number(exponent)}`;
+  }
+  let text = m.toPrecision(3);
+  if (!text.includes('.')) return text;
+  const significant = (t: string) => t.replace('.', '').replace(/^0+/, '').length;
+  while (text.endsWith('0') && significant(text) > 2) text = text.slice(0, -1);
+  return text.endsWith('.') ? text.slice(0, -1) : text;
+}
+
+/**
+ * The text of a ratio to the baseline on the compare page and in its CSV and Markdown exports:
+ * "29.5× faster", "2.0× slower", "1.0×" (speed); "60×", "0.50×", "0×" (plain). '–' when there is
+ * no ratio (missing, not finite, negative; a zero duration, which no speed-up describes).
+ */
+export function ratioText(r: number | null | undefined, reading: RatioReading = 'plain'): string {
+  if (r === null || r === undefined || !Number.isFinite(r) || r < 0) return '–';
+  if (reading === 'plain') return r === 0 ? '0×' : `${ratioDigits(r)}×`;
+  if (r === 0) return '–';
+  const digits = ratioDigits(r < 1 ? 1 / r : r);
+  if (digits === '1.0') return '1.0×';
+  return `${digits}× ${r < 1 ? 'faster' : 'slower'}`;
 }
 
 export function gib(v: number | null | undefined): string {

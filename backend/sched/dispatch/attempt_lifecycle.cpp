@@ -156,16 +156,22 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
         core::parse_failure_class(engine_end["failure_class"].get<std::string>());
     evidence.engine_reason = engine_end.value("reason", std::string());
   }
-  auto sigs = tx.exec("SELECT DISTINCT signature FROM attempt_signatures WHERE attempt_id = $1",
-                      {attempt_id});
+  // Each signature once, with the line it was first seen on (a code_error quotes it).
+  auto sigs = tx.exec(
+      "SELECT DISTINCT ON (signature) signature, excerpt FROM attempt_signatures WHERE "
+      "attempt_id = $1 ORDER BY signature, first_seen, rank",
+      {attempt_id});
   for (size_t i = 0; i < sigs.size(); ++i)
-    if (auto s = core::parse_failure_signature(sigs.at(i, "signature")))
+    if (auto s = core::parse_failure_signature(sigs.at(i, "signature"))) {
       evidence.signatures.push_back(*s);
+      evidence.signature_excerpts[*s] = sigs.at(i, "excerpt");
+    }
 
   auto steps = tx.exec(
       "SELECT min(step) AS first, max(step) AS last FROM metrics WHERE "
       "attempt_id = $1",
       {attempt_id});
+  evidence.completed_a_step = !steps.is_null(0, "last");
   const bool grow = cause.rfind("grow", 0) == 0 && !evidence.user_cancelled;
   auto classification = core::classify_failure(evidence);
 
@@ -236,8 +242,10 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
   if (spend_restart) tx.exec("UPDATE runs SET restarts = restarts + 1 WHERE id = $1", {run_id});
   if (count_recovery)
     tx.exec("UPDATE runs SET recoveries = recoveries + 1 WHERE id = $1", {run_id});
+  // The run shows why it failed in one line (a code_error's exception line among it).
   if (next_run_state == "failed")
-    tx.exec("UPDATE runs SET failure_class = $2 WHERE id = $1", {run_id, failure_class});
+    tx.exec("UPDATE runs SET failure_class = $2, failure_detail = $3 WHERE id = $1",
+            {run_id, failure_class, classification.reason});
   if (!transition_run(tx, run_id, run_state, next_run_state, run_cause)) {
     // starting/running -> succeeded etc. are legal; anything else means the run moved on
     // (another replica finished it): record why the attempt ended anyway.

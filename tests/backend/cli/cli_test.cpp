@@ -785,7 +785,7 @@ TEST_F(Cli, CompareBuildsTheQuery) {
   ASSERT_EQ(run({"compare", "r1", "r2", "--baseline", "r1"}), kExitOk);
   EXPECT_EQ(requests()[0].path, "/api/v1/compare?runs=r1,r2&baseline=r1");
   EXPECT_THAT(out(), HasSubstr("a *"));
-  EXPECT_THAT(out(), HasSubstr("2 (x2)"));
+  EXPECT_THAT(out(), HasSubstr("2 (2.0× slower)"));
 }
 
 TEST_F(Cli, ImportLogSendsTheFileText) {

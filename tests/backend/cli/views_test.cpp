@@ -106,9 +106,37 @@ TEST(Views, CompareMarksBaselineAndRatios) {
      "step_seconds_ratio":1.5,"mfu_ratio":0.75}]})");
   const std::string text = render_compare(c);
   EXPECT_NE(text.find("a *"), std::string::npos) << text;
-  EXPECT_NE(text.find("3 (x1.5)"), std::string::npos) << text;
-  EXPECT_NE(text.find("30% (x0.75)"), std::string::npos) << text;
+  // A step time 1.5 times the baseline's is a slow-down; MFU's ratio is plain.
+  EXPECT_NE(text.find("3 (1.5× slower)"), std::string::npos) << text;
+  EXPECT_NE(text.find("30% (0.75×)"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 (1.0×)"), std::string::npos) << text;
   EXPECT_NE(text.find("* baseline"), std::string::npos);
+}
+
+// Issue 31 point 6: the seed's 2x4x4 against 2x2x1, a 29.5 times shorter step and 60 times the
+// TFLOP/s, read as such (not "x0.0339").
+TEST(Views, CompareReadsALargeSpeedupAsSuch) {
+  const Json c = Json::parse(R"({"baseline":"r1","rows":[
+    {"run_id":"r1","name":"2x2x1","step_seconds":29.5,"tflops_per_device":1.5,
+     "ratios":{"step_seconds":1.0,"tflops_per_device":1.0}},
+    {"run_id":"r2","name":"2x4x4","step_seconds":1.0,"tflops_per_device":90,
+     "ratios":{"step_seconds":0.03389830508474576,"tflops_per_device":60.0}}]})");
+  const std::string text = render_compare(c);
+  EXPECT_NE(text.find("1 (29.5× faster)"), std::string::npos) << text;
+  EXPECT_NE(text.find("90 (60×)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0.0339"), std::string::npos) << text;
+  // The columns stay aligned: every line of the table is as wide (in characters) as the header.
+  auto width = [](std::string_view line) {
+    size_t n = 0;
+    for (char ch : line) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    return n;
+  };
+  const size_t header_end = text.find('\n');
+  const size_t row1_end = text.find('\n', header_end + 1);
+  const size_t row2_end = text.find('\n', row1_end + 1);
+  const std::string_view t(text);
+  const size_t row2_width = width(t.substr(row1_end + 1, row2_end - row1_end - 1));
+  EXPECT_EQ(width(t.substr(0, header_end)), row2_width) << text;
 }
 
 }  // namespace

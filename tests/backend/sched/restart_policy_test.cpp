@@ -39,6 +39,10 @@ TEST(RestartPolicyTest, Table) {
       {FailureClass::config, 0, 3, {1}, {}, RestartAction::fail},
       {FailureClass::nan, 0, 3, {1}, {}, RestartAction::fail},
       {FailureClass::data_exhausted, 0, 3, {1}, {}, RestartAction::fail},
+      // A code or environment error (ImportError before the first step): fail at once, no
+      // restart spent, whatever the budget.
+      {FailureClass::code_error, 0, 3, {1}, {}, RestartAction::fail},
+      {FailureClass::code_error, 0, 0, {1}, {}, RestartAction::fail},
       // Generic errors spend the budget.
       {FailureClass::error, 0, 3, {1}, {}, RestartAction::restart},
       {FailureClass::error, 2, 3, {1}, {}, RestartAction::restart},
@@ -49,6 +53,7 @@ TEST(RestartPolicyTest, Table) {
       {FailureClass::oom, 0, 3, {42}, {42}, RestartAction::restart},
       {FailureClass::data_exhausted, 1, 2, {1, 42}, {42, 127}, RestartAction::restart},
       {FailureClass::nan, 2, 2, {42}, {42}, RestartAction::fail},
+      {FailureClass::code_error, 0, 2, {42}, {42}, RestartAction::restart},
       {FailureClass::error, 0, 1, {42}, {42}, RestartAction::restart},
       // A listed code that did not occur changes nothing.
       {FailureClass::oom, 0, 3, {1}, {42}, RestartAction::fail},
@@ -73,6 +78,9 @@ TEST(RestartPolicyTest, ReasonsAndJson) {
   EXPECT_EQ(exhausted.reason, "error; restart budget exhausted (3 allowed)");
   auto listed = decide_restart(input(FailureClass::oom, 0, 1, {42}, {42}));
   EXPECT_EQ(listed.reason, "oom: exit code 42 is in restart_on_exit_codes; restart 1 of 1");
+  auto code = decide_restart(input(FailureClass::code_error, 0, 3, {1}));
+  EXPECT_EQ(code.reason, "code_error: deterministic, a retry would fail the same way");
+  EXPECT_FALSE(code.spends_budget);
   auto j = to_json(decide_restart(input(FailureClass::host_lost, 0, 0)));
   EXPECT_EQ(j["action"], "recover");
   EXPECT_EQ(j["spends_budget"], false);

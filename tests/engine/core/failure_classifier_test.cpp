@@ -188,12 +188,111 @@ TEST(FailureClassifierTest, TeardownWithoutCauseAndNoRanks) {
   EXPECT_EQ(classify_failure(stopped).failure_class, FailureClass::error);
 }
 
+// Issue 27 point 4: an ImportError (or one of its kin) before the first step is the code's fault.
+AttemptEvidence code_error_evidence() {
+  AttemptEvidence e;
+  // Rank 1 died of the exception, Podium stopped rank 0 (the gang).
+  e.ranks = {killed(0, 15, /*by_podium=*/true), exited(1, 1)};
+  e.signatures = {FailureSignature::python_code_error};
+  e.signature_excerpts[FailureSignature::python_code_error] =
+      "ModuleNotFoundError: No module named 'podium_no_such_module'";
+  return e;
+}
+
+TEST(FailureClassifierTest, CodeErrorBeforeTheFirstStep) {
+  auto c = classify_failure(code_error_evidence());
+  EXPECT_EQ(c.outcome, AttemptOutcome::failed);
+  EXPECT_EQ(c.failure_class, FailureClass::code_error);
+  EXPECT_EQ(c.deciding_rank, 1);
+  EXPECT_EQ(c.deciding_signature, FailureSignature::python_code_error);
+  EXPECT_EQ(c.reason,
+            "rank 1 exited with code 1 before the first step: ModuleNotFoundError: No module named "
+            "'podium_no_such_module'");
+  EXPECT_THAT(c.exit_codes, ElementsAre(1));
+  EXPECT_TRUE(is_deterministic(FailureClass::code_error));
+  EXPECT_EQ(to_json(c)["failure_class"], "code_error");
+  // Without the excerpt the reason still says what happened.
+  AttemptEvidence bare = code_error_evidence();
+  bare.signature_excerpts.clear();
+  EXPECT_EQ(classify_failure(bare).reason, "rank 1 exited with code 1 before the first step");
+  // A rank killed by a signal it was not sent by Podium (SIGSEGV in an extension) counts too.
+  AttemptEvidence segv = code_error_evidence();
+  segv.ranks = {killed(0, 11)};
+  EXPECT_EQ(classify_failure(segv).failure_class, FailureClass::code_error);
+}
+
+TEST(FailureClassifierTest, CodeErrorAfterTheFirstStepStaysAnError) {
+  AttemptEvidence e = code_error_evidence();
+  e.completed_a_step = true;
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::error);
+  EXPECT_EQ(c.reason, "rank 1 exited with code 1");
+}
+
+TEST(FailureClassifierTest, CodeErrorNeedsARankThatEndedBadlyOnItsOwn) {
+  // Every rank exited 0 although a TypeError line was printed (caught and logged): succeeded.
+  AttemptEvidence ok = code_error_evidence();
+  ok.ranks = {exited(0, 0), exited(1, 0)};
+  EXPECT_EQ(classify_failure(ok).outcome, AttemptOutcome::succeeded);
+  // Only Podium stopped the ranks (a teardown): no code error, the generic teardown rule.
+  AttemptEvidence torn = code_error_evidence();
+  torn.ranks = {killed(0, 15, true), killed(1, 15, true)};
+  EXPECT_EQ(classify_failure(torn).failure_class, FailureClass::error);
+  // No exception line: the generic error.
+  AttemptEvidence plain = code_error_evidence();
+  plain.signatures.clear();
+  EXPECT_EQ(classify_failure(plain).failure_class, FailureClass::error);
+}
+
+TEST(FailureClassifierTest, InfrastructureAndSpecificSignaturesBeatACodeError) {
+  // A lost host keeps its free recovery: the exception may be the consequence.
+  AttemptEvidence lost = code_error_evidence();
+  lost.ranks.push_back(vanished(2));
+  EXPECT_EQ(classify_failure(lost).failure_class, FailureClass::host_lost);
+  // SIGTERM from outside Podium: a preemption.
+  AttemptEvidence preempted = code_error_evidence();
+  preempted.ranks = {killed(0, 15)};
+  EXPECT_EQ(classify_failure(preempted).failure_class, FailureClass::preempted);
+  // A host's notice and an engine's verdict likewise.
+  AttemptEvidence noticed = code_error_evidence();
+  noticed.preemption_notice = "preempted";
+  EXPECT_EQ(classify_failure(noticed).failure_class, FailureClass::preempted);
+  AttemptEvidence engine = code_error_evidence();
+  engine.engine_class = FailureClass::host_lost;
+  EXPECT_EQ(classify_failure(engine).failure_class, FailureClass::host_lost);
+  // MaxText's own config check raises before any step too and names the cause better.
+  AttemptEvidence config = code_error_evidence();
+  config.signatures.push_back(FailureSignature::invalid_config_key);
+  EXPECT_EQ(classify_failure(config).failure_class, FailureClass::config);
+  // A user's cancel wins over everything.
+  AttemptEvidence cancelled = code_error_evidence();
+  cancelled.user_cancelled = true;
+  EXPECT_EQ(classify_failure(cancelled).outcome, AttemptOutcome::cancelled);
+}
+
+TEST(FailureClassifierTest, ClassifiesACodeErrorFromRealTracebackLines) {
+  LogDigest d;
+  d.feed("Traceback (most recent call last):");
+  d.feed("  File \"<string>\", line 1, in <module>");
+  d.feed("ModuleNotFoundError: No module named 'podium_no_such_module'");
+  AttemptEvidence e;
+  e.ranks = {exited(0, 1)};
+  for (const auto& s : d.signatures()) {
+    e.signatures.push_back(s.signature);
+    e.signature_excerpts[s.signature] = s.first_excerpt;
+  }
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::code_error);
+  EXPECT_THAT(c.reason, HasSubstr("ModuleNotFoundError: No module named 'podium_no_such_module'"));
+}
+
 TEST(FailureClassifierTest, NamesRoundTripAndJson) {
-  for (FailureClass c :
-       {FailureClass::oom, FailureClass::mesh, FailureClass::config, FailureClass::data_exhausted,
-        FailureClass::nan, FailureClass::preempted, FailureClass::host_lost, FailureClass::error}) {
+  for (FailureClass c : {FailureClass::oom, FailureClass::mesh, FailureClass::config,
+                         FailureClass::data_exhausted, FailureClass::nan, FailureClass::preempted,
+                         FailureClass::host_lost, FailureClass::error, FailureClass::code_error}) {
     EXPECT_EQ(parse_failure_class(to_string(c)), c);
   }
+  EXPECT_EQ(to_string(FailureClass::code_error), "code_error");
   EXPECT_FALSE(parse_failure_class("bogus").has_value());
   EXPECT_TRUE(is_deterministic(FailureClass::oom));
   EXPECT_FALSE(is_deterministic(FailureClass::preempted));

@@ -320,6 +320,41 @@ TEST(MaxtextLogTest, FailureSignatures) {
   }
 }
 
+// The last line of a traceback that says the code or its environment is wrong; the same names
+// inside a frame, in the middle of a sentence or as a prefix of another name are not.
+TEST(MaxtextLogTest, PythonCodeErrorExceptionLines) {
+  for (const char* line :
+       {"ModuleNotFoundError: No module named 'podium_no_such_module'",
+        "ImportError: cannot import name 'adamw' from 'optax' (/venv/optax/__init__.py)",
+        "SyntaxError: invalid syntax", "IndentationError: unexpected indent",
+        "TabError: inconsistent use of tabs and spaces in indentation",
+        "TypeError: adamw() got an unexpected keyword argument 'weight_decay_mask'",
+        "AttributeError: module 'jax' has no attribute 'tree_map'",
+        "NameError: name 'maxtext' is not defined", "TypeError",
+        // Behind a Ray worker prefix and with a timestamp: clean_log_line strips both.
+        "(RayTrainWorker pid=12, ip=10.0.0.2) TypeError: unsupported operand type(s)",
+        "2026-11-21T16:46:01.123456Z NameError: name 'x' is not defined"}) {
+    auto p = parse_maxtext_line(line);
+    ASSERT_EQ(p.kind, LogLineKind::failure_signature) << line;
+    EXPECT_EQ(p.signature()->signature, FailureSignature::python_code_error) << line;
+    EXPECT_FALSE(is_warning_signature(FailureSignature::python_code_error));
+  }
+  EXPECT_EQ(parse_maxtext_line("ModuleNotFoundError: No module named 'x'").signature()->excerpt,
+            "ModuleNotFoundError: No module named 'x'");
+  for (const char* line : {"    raise TypeError(\"expected an array\")",
+                           "  File \"/app/train.py\", line 3, in <module>",
+                           "ValueError: Key weight_decay not in valid fields",
+                           "RuntimeError: TypeError was raised in a callback", "TypeErrorCount: 3",
+                           "KeyError: 'steps'", "ImportErrors are rare"}) {
+    auto p = parse_maxtext_line(line);
+    EXPECT_FALSE(p.signature() != nullptr &&
+                 p.signature()->signature == FailureSignature::python_code_error)
+        << line;
+  }
+  EXPECT_EQ(parse_failure_signature("python_code_error"), FailureSignature::python_code_error);
+  EXPECT_EQ(to_string(FailureSignature::python_code_error), "python_code_error");
+}
+
 TEST(MaxtextLogTest, OtherLines) {
   for (const char* line : {
            "",

@@ -1894,6 +1894,8 @@ export interface components {
             forced: boolean;
             state: components["schemas"]["RunState"];
             failure_class: components["schemas"]["FailureClass"] | null;
+            /** @description Why a failed run failed, in one line: its failing attempt's reason (for code_error: rank N exited with code C before the first step, then the exception line). Null unless the run failed; null for imported runs. */
+            failure_detail: string | null;
             /** @description Restarts that spent the max_restarts budget. */
             restarts: number;
             /** @description Recoveries from preemption or lost hosts (no budget spent). */

@@ -4,8 +4,8 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Chart } from '../components/Chart';
 import { Empty, ErrorBox, Loading } from '../components/ui';
-import { configDiff, METRICS, ratioOf, rowId, toCsv, toMarkdown, topologyLabel, verdict } from '../compare';
-import { num, pct, ratio } from '../format';
+import { configDiff, METRICS, metricRatioText, ratioOf, rowId, toCsv, toMarkdown, topologyLabel, verdict } from '../compare';
+import { num, pct } from '../format';
 import { navigate } from '../router';
 import type { CompareResult, CompareRow, Metrics, Run } from '../types';
 
@@ -89,7 +89,7 @@ function CompareBody({ result, runs, onBaseline }: { result: CompareResult; runs
                     return (
                       <td key={m.key} class="num" data-metric={m.key} data-ratio={rr ?? ''}>
                         {m.key === 'mfu' || m.key === 'goodput' ? pct(v) : num(v)}
-                        {!isBase && rr !== null && <div class={`ratio ${verdict(m, rr)}`}>{ratio(rr)}</div>}
+                        {!isBase && rr !== null && <div class={`ratio ${verdict(m, rr)}`}>{metricRatioText(m, rr)}</div>}
                       </td>
                     );
                   })}

@@ -6,6 +6,7 @@ import { navigate } from '../router';
 import { useMe } from '../session';
 import { Chart } from '../components/Chart';
 import { LogView } from '../components/LogView';
+import { FailureNotice } from '../components/FailureNotice';
 import { Empty, ErrorBox, Loading, StateBadge, usePoll } from '../components/ui';
 import { count, gib, money, num, pct, progress, seconds } from '../format';
 import { FINISHED_STATES, type Metrics, type Summary } from '../types';
@@ -59,6 +60,7 @@ export function RunPage({ id }: { id: string }) {
         </div>
       </header>
       <ErrorBox error={cancelError} />
+      <FailureNotice run={run} />
       {run.waiting_reason && !['running', ...FINISHED_STATES].includes(run.state) && <p class="notice">Waiting: {run.waiting_reason}</p>}
       <section class="cards">
         <div class="card"><span class="label">Progress</span><strong>{progress(run.last_step, run.spec?.steps)}</strong></div>

@@ -222,8 +222,9 @@ try {
     assert(near(await cell(ids[1], 'tflops_per_device'), 4.0), 'TFLOP/s ratio 4');
     assert(near(await cell(ids[1], 'tokens_per_second_per_device'), 4.0), 'tokens/s ratio 4');
     assert(near(await cell(ids[1], 'mfu'), b.mfu / a.mfu), 'MFU ratio as the API computes it');
-    const tableText = await page.textContent('[data-test=compare-table]');
-    assert(tableText.includes('0.25×') && tableText.includes('4.00×'), 'ratios shown as 0.25× and 4.00×');
+    const shown = async (id, metric) => (await page.textContent(`[data-test=compare-table] tr[data-run-id="${id}"] td[data-metric=${metric}] .ratio`)).trim();
+    assert(await shown(ids[1], 'step_seconds') === '4.0× faster', 'a step time a quarter of the baseline reads 4.0× faster');
+    assert(await shown(ids[1], 'tflops_per_device') === '4.0×', 'TFLOP/s ratio shown as 4.0×');
     await shot('compare');
   });
 

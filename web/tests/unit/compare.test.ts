@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configDiff, METRICS, ratioOf, toCsv, toMarkdown, verdict } from '../../src/compare';
+import { configDiff, METRICS, metricRatioText, ratioOf, toCsv, toMarkdown, verdict } from '../../src/compare';
 import type { CompareRow } from '../../src/types';
 
 const row = (over: Partial<CompareRow>): CompareRow => ({
@@ -31,6 +31,31 @@ describe('compare ratios', () => {
   });
 });
 
+// Issue 31 point 6: the seed's 2x4x4 against 2x2x1, a 29.5× shorter step and 60× the TFLOP/s.
+describe('large ratios', () => {
+  const slow = row({ run_id: 'a', name: '2x2x1', step_seconds: 29.5, tflops_per_device: 1.5 });
+  const quick = row({ run_id: 'b', name: '2x4x4', step_seconds: 1.0, tflops_per_device: 90 });
+  const step = METRICS.find((m) => m.key === 'step_seconds')!;
+  const tflops = METRICS.find((m) => m.key === 'tflops_per_device')!;
+  it('reads as a speed-up on the page', () => {
+    expect(metricRatioText(step, ratioOf(quick, slow, 'step_seconds'))).toBe('29.5× faster');
+    expect(metricRatioText(tflops, ratioOf(quick, slow, 'tflops_per_device'))).toBe('60×');
+    // The other way round: the small topology is 29.5× slower.
+    expect(metricRatioText(step, ratioOf(slow, quick, 'step_seconds'))).toBe('29.5× slower');
+    expect(metricRatioText(step, null)).toBe('–');
+  });
+  it('reads the same in both exports', () => {
+    const csv = toCsv([slow, quick], slow).trim().split('\n');
+    const cells = csv[2].split(',');
+    expect(cells[7]).toBe('29.5× faster');
+    expect(cells[9]).toBe('60×');
+    // The baseline's own ratios are 1.
+    expect(csv[1].split(',')[7]).toBe('1.0×');
+    const md = toMarkdown([slow, quick], slow);
+    expect(md).toContain('| 1 | 29.5× faster | 90 | 60× |');
+  });
+});
+
 describe('exports', () => {
   it('writes CSV with ratios and quoting', () => {
     const csv = toCsv([base, fast], base).trim().split('\n');
@@ -39,7 +64,9 @@ describe('exports', () => {
     const cells = csv[2].split(',');
     expect(cells[0]).toBe('tpu7x|64');
     expect(cells[6]).toBe('0.5');
-    expect(cells[7]).toBe('0.250');
+    // Step time 0.25 of the baseline's: a 4× speed-up.
+    expect(cells[7]).toBe('4.0× faster');
+    expect(cells[9]).toBe('4.0×');
     expect(toCsv([row({ name: 'a,"b"' })], base)).toContain('"a,""b"""');
   });
   it('writes a Markdown table with escaped pipes', () => {
@@ -47,7 +74,8 @@ describe('exports', () => {
     expect(md).toHaveLength(4);
     expect(md[1]).toMatch(/^\|---\|/);
     expect(md[3]).toContain('tpu7x\\|64');
-    expect(md[3]).toContain('| 4.000 |');
+    expect(md[3]).toContain('| 4.0× faster |');
+    expect(md[3]).toContain('| 800 | 4.0× |');
   });
 });
 
