@@ -2068,6 +2068,8 @@ export interface components {
                     optimizer_state: number;
                     gradient_accumulation: number;
                     activations: number;
+                    /** @description One layer's working set during its backward pass (its activations and its weight gradient before the reduce-scatter), GiB. */
+                    layer_working: number;
                     logits: number;
                     moe_routing: number;
                     weight_gather: number;
