@@ -60,7 +60,7 @@ SLICES = {"v5e-8": ("v5e", "2x4"), "v6e-8": ("v6e", "2x4"), "v5p-8": ("v5p", "2x
 
 
 def grid(subset: str = "full") -> list[dict]:
-    """The full grid, or the CI subset ("ci": three small compiles, one that does not fit)."""
+    """The full grid, or the CI subset ("ci": four small compiles, two that do not fit)."""
     cases = []
 
     def add(accelerator, model, pdb, seq, remat, axes=None):
@@ -73,6 +73,7 @@ def grid(subset: str = "full") -> list[dict]:
         add("v5e-8", "dense-tiny", 1, 512, "full")
         add("tpu7x-8", "moe-tiny", 2, 512, "minimal")
         add("v5e-8", "dense-tiny", 16, 8192, "full")
+        add("v5e-8", "dense-tiny", 32, 8192, "full")
         return cases
     # A compile for a TPU topology takes minutes of CPU on this host: five shapes on each of
     # three families (v5e 16 GiB, v6e 32 GiB, tpu7x 96 GiB per device), interleaved so that a

@@ -31,6 +31,18 @@ def mesh_subset() -> list[dict]:
     return fixed + generated[::20]
 
 
+# Disagreements found and not fixed yet, each with the verdict pair seen (compiler, Podium) and
+# why (docs/planner.md, "Known disagreements"). The entry keeps the suite honest both ways: the
+# case fails if either side's verdict changes, so a fix has to remove it from here.
+KNOWN_DISAGREEMENTS = {
+    "v5e-8/dense-tiny/b16s8192/full": (
+        ("does_not_fit", "uncertain"),
+        "the estimate (17.9 GiB) is above the 15.25 GiB capacity but its band starts at 15.2 GiB; "
+        "the compiler needs 23.5 GiB of temporaries alone: attention scores at 8,192 tokens are "
+        "underestimated (issue 26, open)"),
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--planner", required=True)
@@ -54,14 +66,23 @@ def main() -> int:
     for c in compile_cases:
         compiled = compile_grid.compile_case(c)
         p = podium[c["id"]]
-        ok = p["verdict"] == compiled["verdict"]
-        print(f"{'ok  ' if ok else 'FAIL'} compile {c['id']}: compiler {compiled['verdict']} "
+        known = KNOWN_DISAGREEMENTS.get(c["id"])
+        if known:
+            ok = (compiled["verdict"], p["verdict"]) == known[0]
+            label = "known" if ok else "FAIL"
+            if ok:
+                print(f"known disagreement {c['id']}: {known[1]}")
+        else:
+            ok = p["verdict"] == compiled["verdict"]
+            label = "ok  " if ok else "FAIL"
+        print(f"{label} compile {c['id']}: compiler {compiled['verdict']} "
               f"{compiled['gib']:.2f} GiB ({compiled['seconds']} s), Podium {p['verdict']} "
               f"{p['per_device_gib']:.2f} GiB ({p['low_gib']:.2f}-{p['high_gib']:.2f}) of "
               f"{p['capacity_gib']:.2f}")
         passed += ok
         failed += not ok
-    assert len(compile_cases) >= 3
+    agreeing = [c for c in compile_cases if c["id"] not in KNOWN_DISAGREEMENTS]
+    assert len(agreeing) >= 3, len(agreeing)
     print(f"fidelity subset in {time.time() - t0:.1f} s")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -1911,9 +1911,19 @@ export interface components {
             updated_at: components["schemas"]["Timestamp"];
             /**
              * @description Only in `GET /api/v1/runs/{id}` and the 201 of `POST /api/v1/runs` (not in lists or
-             *     the cancel answer). Null when no plan was stored.
+             *     the cancel answer). Null when no plan was stored. A compile check's own run (its
+             *     `compile_check_for` names the run it checks) has the short form of
+             *     CompileCheckPlan.
              */
-            plan?: components["schemas"]["Plan"] | null;
+            plan?: components["schemas"]["Plan"] | components["schemas"]["CompileCheckPlan"] | null;
+        };
+        /** @description The plan of a compile check's run (a command run the server made, not planned). */
+        CompileCheckPlan: {
+            ok: boolean;
+            errors: components["schemas"]["PlanIssue"][];
+            warnings: components["schemas"]["PlanIssue"][];
+            /** @description the run this compile check decides */
+            compile_check_for: string;
         };
         RunList: {
             items: components["schemas"]["Run"][];
@@ -2044,14 +2054,18 @@ export interface components {
                  * @enum {string}
                  */
                 verdict: "fits" | "does_not_fit" | "uncertain";
-                /** @enum {string} */
-                basis: "estimate" | "history";
-                /** @description The observation the figure or verdict rests on (history), else null. */
+                /**
+                 * @description compiled: the run's compile check (preflight: compile) gave the figure: the compiled step's total, or what an out-of-memory compile for the target said it needs.
+                 * @enum {string}
+                 */
+                basis: "estimate" | "history" | "compiled";
+                /** @description The observation the figure or verdict rests on (history, or the compile check's run), else null. */
                 source: {
                     /** @enum {string} */
                     kind: "oom_required" | "compiler_total" | "memstats_after_step" | "memstats";
                     gib_per_device: number;
-                    tokens_per_device: number;
+                    /** @description history only: the tokens per device of the observed run. */
+                    tokens_per_device?: number;
                     oom: boolean;
                     run: string;
                 } | null;

@@ -67,7 +67,7 @@ export function RunPage({ id }: { id: string }) {
         <div class="card"><span class="label">Restarts / recoveries</span><strong>{run.restarts} / {run.recoveries}</strong>{run.resumed_from_step !== null && <span class="muted small">resumed from {run.resumed_from_step}</span>}</div>
         <SummaryCards summary={summaryQ.data} />
       </section>
-      <RunCharts id={id} live={live} summary={summaryQ.data} peak={run.plan?.topology?.peak_tflops_per_device ?? 0} />
+      <RunCharts id={id} live={live} summary={summaryQ.data} peak={(run.plan && "topology" in run.plan ? run.plan.topology?.peak_tflops_per_device : 0) ?? 0} />
       <section>
         <h2>Timeline</h2>
         {attemptsQ.data && attemptsQ.data.items.length === 0 && <Empty>No attempt yet{run.waiting_reason ? `: ${run.waiting_reason}` : ''}.</Empty>}
