@@ -7,7 +7,7 @@
 namespace podium::cli {
 namespace {
 
-std::string printf_double(const char* fmt, double v) {
+std::string ratio_printf(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
@@ -29,7 +29,7 @@ size_t significant_digits(const std::string& text) {
 // "2.5e6", "1.2e-4": the mantissa with one decimal, the exponent without "+" or leading zeros
 // (printf writes "2.5e+06").
 std::string scientific(double m) {
-  const std::string text = printf_double("%.1e", m);
+  const std::string text = ratio_printf("%.1e", m);
   const size_t e = text.find('e');
   return text.substr(0, e) + "e" + std::to_string(std::atoi(text.c_str() + e + 1));
 }
@@ -37,10 +37,10 @@ std::string scientific(double m) {
 }  // namespace
 
 std::string ratio_digits(double m) {
-  if (m >= 100 && std::round(m) < 1e6) return printf_double("%.0f", std::round(m));
+  if (m >= 100 && std::round(m) < 1e6) return ratio_printf("%.0f", std::round(m));
   if (m >= 100 || m < 1e-3) return scientific(m);
   // "%#.3g" keeps trailing zeros (2.00, 60.0, 0.500) and, in [0.001, 100), never an exponent.
-  std::string text = printf_double("%#.3g", m);
+  std::string text = ratio_printf("%#.3g", m);
   if (text.find('.') == std::string::npos) return text;
   while (text.back() == '0' && significant_digits(text) > 2) text.pop_back();
   if (text.back() == '.') text.pop_back();

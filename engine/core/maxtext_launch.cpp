@@ -11,21 +11,21 @@ constexpr std::string_view kPackageCompile = "maxtext.trainers.pre_train.train_c
 constexpr std::string_view kLegacyTrain = "MaxText.train";
 constexpr std::string_view kLegacyCompile = "MaxText.train_compile";
 
-bool all_of(std::string_view s, bool (*pred)(unsigned char)) {
+bool every_char_is(std::string_view s, bool (*pred)(unsigned char)) {
   for (unsigned char c : s)
     if (!pred(c)) return false;
   return !s.empty();
 }
-bool is_hex(unsigned char c) {
+bool hex_digit(unsigned char c) {
   return std::isxdigit(c) != 0;
 }
-bool is_digit(unsigned char c) {
+bool decimal_digit(unsigned char c) {
   return std::isdigit(c) != 0;
 }
 
 // "0.2.0", "v0.2.0", "maxtext-v0.2.0", "0.2.0rc1", "0.2.0.post1": digits and dots, a PEP 440
 // suffix allowed after the last number.
-bool is_release(std::string_view v) {
+bool is_release_version(std::string_view v) {
   if (v.rfind("maxtext-", 0) == 0) v.remove_prefix(8);
   if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v.remove_prefix(1);
   size_t i = 0, parts = 0;
@@ -48,8 +48,8 @@ bool is_release(std::string_view v) {
   return parts >= 2;
 }
 
-bool is_commit(std::string_view v) {
-  return v.size() >= 7 && v.size() <= 40 && all_of(v, is_hex);
+bool is_commit_hash(std::string_view v) {
+  return v.size() >= 7 && v.size() <= 40 && every_char_is(v, hex_digit);
 }
 
 }  // namespace
@@ -65,16 +65,16 @@ std::optional<MaxTextLayout> parse_maxtext_layout(std::string_view text) {
 }
 
 std::optional<std::string> maxtext_version_problem(std::string_view v) {
-  if (v == "auto" || v == "fork" || v == "legacy" || is_commit(v) || is_release(v))
+  if (v == "auto" || v == "fork" || v == "legacy" || is_commit_hash(v) || is_release_version(v))
     return std::nullopt;
-  if (all_of(v, is_digit)) return "a release has dots (e.g. 0.2.0)";
+  if (every_char_is(v, decimal_digit)) return "a release has dots (e.g. 0.2.0)";
   return "must be auto, fork, legacy, a MaxText release (e.g. 0.2.0) or a git commit (7-40 hex "
          "digits)";
 }
 
 std::optional<MaxTextLayout> layout_of_declared_version(std::string_view v) {
   if (v == "legacy") return MaxTextLayout::legacy;
-  if (is_release(v) && !is_commit(v)) return MaxTextLayout::package;
+  if (is_release_version(v) && !is_commit_hash(v)) return MaxTextLayout::package;
   return std::nullopt;
 }
 
