@@ -337,7 +337,8 @@ TEST(JobSetManifest, WorkerFromAnInitContainer) {
   EXPECT_EQ(c["volumeMounts"][1], bin_mount);
   auto tpu7x = request("tpu7x-64", 1);
   tpu7x.worker_image = r.worker_image;
-  for (const auto& each : pod_spec(build_jobset(tpu7x))["containers"])
+  const json tpu7x_js = build_jobset(tpu7x);  // named: pod_spec returns a reference into it
+  for (const auto& each : pod_spec(tpu7x_js)["containers"])
     EXPECT_EQ(each["volumeMounts"][1], bin_mount) << each["name"];
   EXPECT_EQ(pod["volumes"][1], json({{"name", "podium-bin"}, {"emptyDir", json::object()}}));
 }
