@@ -242,12 +242,15 @@ bool valid_3d_shape(const std::vector<int>& dims, int max_chips) {
   for (const auto& [count, shape] : small_3d())
     if (shape == dims) return true;
   if (dims.size() != 3) return false;
+  // Each factor is checked against max_chips before the next multiplication: three dims near
+  // INT_MAX would overflow even a 64-bit product (the mesh fuzzer found it).
   long long chips = 1;
   for (int d : dims) {
-    if (d % 4 != 0) return false;
+    if (d <= 0 || d % 4 != 0) return false;
     chips *= d;
+    if (chips > max_chips) return false;
   }
-  return dims[0] <= dims[1] && dims[1] <= dims[2] && chips <= max_chips;
+  return dims[0] <= dims[1] && dims[1] <= dims[2];
 }
 
 int product(const std::vector<int>& dims) {
