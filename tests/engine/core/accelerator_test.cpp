@@ -278,6 +278,12 @@ TEST(AcceleratorTest, AThreeDimensionalShapeTooLargeToCountIsAClearError) {
   EXPECT_NE(e.message.find("that many chips is more than the largest tpu7x slice"),
             std::string::npos)
       << e.message;
+  // Also found by the fuzzer: multiples of 4 pass the shape's divisibility test and reached the
+  // product in the shape check itself.
+  const auto multiples = parse_error("v5p-999999996x999999996x999999996");
+  EXPECT_NE(multiples.message.find("that many chips is more than the largest v5p slice"),
+            std::string::npos)
+      << multiples.message;
   const auto fits = parse_error("tpu7x-64x64x64");
   EXPECT_NE(fits.message.find("262144 chips is more than the largest tpu7x slice"),
             std::string::npos)
