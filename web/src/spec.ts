@@ -1,11 +1,37 @@
 // The new-run form's state, the run spec it stands for, and the plan's one-click alternatives.
+import {
+  formatArgvOrText, formatConfig, formatEnv, formatExitCodes, formatParallelism, parseArgvOrText,
+  parseConfig, parseEnv, parseExitCodes, parseParallelism,
+} from './specFields';
+
+export { formatConfig, formatParallelism, parseConfig, parseParallelism } from './specFields';
+
+export const PRIORITIES = ['very-low', 'low', 'medium', 'high', 'very-high'] as const;
+/** The checks a run may skip one by one (`force` skips them all). */
+export const SKIP_CHECKS = ['mesh', 'hbm', 'data', 'config_keys'] as const;
+
+/**
+ * Every field is text as typed; "" means "not given" (the server's default), so a spec
+ * round-trips through the form without gaining defaults it did not have.
+ */
 export interface FormState {
   name: string;
   cluster: string;
   dataset: string;
   model: string;
-  workload: 'maxtext' | 'reference' | 'command';
+  /** '' : not given (the server's default, maxtext) */
+  workload: '' | 'maxtext' | 'reference' | 'command';
+  /** a shell string, or a JSON list of strings for an argv */
   command: string;
+  /** a Python module, or a JSON list of strings for an argv */
+  entrypoint: string;
+  config_file: string;
+  workdir: string;
+  code_bundle: string;
+  image: string;
+  maxtext_version: string;
+  /** one NAME=value per line */
+  env: string;
   steps: string;
   per_device_batch_size: string;
   max_target_length: string;
@@ -14,64 +40,49 @@ export interface FormState {
   parallelism: string;
   /** one "key: value" per line */
   config: string;
+  /** '' : not given (no compile check) */
+  preflight: '' | 'compile' | 'none';
+  compile_cluster: string;
   checkpoint_period: string;
   max_restarts: string;
+  /** "1, 137" */
+  restart_on_exit_codes: string;
   min_slices: string;
-  priority: 'low' | 'medium' | 'high';
+  /** '' : not given (medium) */
+  priority: '' | (typeof PRIORITIES)[number];
   tags: string;
+  skip_checks: string[];
   force: boolean;
+  /** Fields of a pasted spec the form has no control for: sent as they came. */
+  extra: Record<string, unknown>;
 }
 
-export const EMPTY_FORM: FormState = {
-  name: '', cluster: '', dataset: '', model: '', workload: 'reference', command: '',
-  steps: '100', per_device_batch_size: '1', max_target_length: '128', num_slices: '',
-  parallelism: '', config: '', checkpoint_period: '', max_restarts: '3', min_slices: '',
-  priority: 'medium', tags: '', force: false,
+/** Nothing given: what a pasted spec is read onto. */
+export const BLANK_FORM: FormState = {
+  name: '', cluster: '', dataset: '', model: '', workload: '', command: '', entrypoint: '',
+  config_file: '', workdir: '', code_bundle: '', image: '', maxtext_version: '', env: '',
+  steps: '', per_device_batch_size: '', max_target_length: '', num_slices: '', parallelism: '',
+  config: '', preflight: '', compile_cluster: '', checkpoint_period: '', max_restarts: '',
+  restart_on_exit_codes: '', min_slices: '', priority: '', tags: '', skip_checks: [], force: false,
+  extra: {},
 };
 
+/** A fresh new-run form: a small reference run. */
+export const EMPTY_FORM: FormState = {
+  ...BLANK_FORM, workload: 'reference', steps: '100', per_device_batch_size: '1',
+  max_target_length: '128', max_restarts: '3', priority: 'medium',
+};
+
+/** The run-spec fields the form has a control for (docs/openapi.yaml RunSpec, and skip_checks). */
+export const FORM_FIELDS = [
+  'name', 'cluster', 'dataset', 'model', 'workload', 'command', 'entrypoint', 'config_file',
+  'workdir', 'code_bundle', 'image', 'maxtext_version', 'env', 'steps', 'per_device_batch_size',
+  'max_target_length', 'num_slices', 'parallelism', 'config', 'preflight', 'compile_cluster',
+  'checkpoint_period', 'max_restarts', 'restart_on_exit_codes', 'min_slices', 'priority', 'tags',
+  'skip_checks', 'force',
+] as const;
+
 export interface FieldError { field: string; message: string }
-
-function scalar(text: string): unknown {
-  const t = text.trim();
-  if (t === 'true') return true;
-  if (t === 'false') return false;
-  if (t !== '' && /^-?\d+(\.\d+)?(e-?\d+)?$/i.test(t)) return Number(t);
-  if ((t.startsWith('"') && t.endsWith('"')) || (t.startsWith("'") && t.endsWith("'"))) return t.slice(1, -1);
-  return t;
-}
-
-/** "ici_fsdp=16, ici_tensor=4" or one per line → {ici_fsdp:16, ici_tensor:4}. */
-export function parseParallelism(text: string, errors: FieldError[] = []): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const part of text.split(/[,\n]/)) {
-    const p = part.trim();
-    if (!p) continue;
-    const m = /^([a-z_]+)\s*[=:]\s*(-?\d+)$/.exec(p);
-    if (!m) { errors.push({ field: 'parallelism', message: `"${p}" is not axis=integer` }); continue; }
-    out[m[1]] = Number(m[2]);
-  }
-  return out;
-}
-
-export function formatParallelism(p: Record<string, unknown> | undefined): string {
-  return Object.entries(p ?? {}).map(([k, v]) => `${k}=${v}`).join(', ');
-}
-
-export function parseConfig(text: string, errors: FieldError[] = []): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const m = /^([A-Za-z_][A-Za-z0-9_.]*)\s*[:=]\s*(.*)$/.exec(line);
-    if (!m) { errors.push({ field: 'config', message: `"${line}" is not key: value` }); continue; }
-    out[m[1]] = scalar(m[2]);
-  }
-  return out;
-}
-
-export function formatConfig(c: Record<string, unknown> | undefined): string {
-  return Object.entries(c ?? {}).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('\n');
-}
 
 function intField(v: string, field: string, errors: FieldError[], min = 0): number | undefined {
   if (v.trim() === '') return undefined;
@@ -80,20 +91,44 @@ function intField(v: string, field: string, errors: FieldError[], min = 0): numb
   return n;
 }
 
+/** "a, b" → ["a", "b"]; a JSON list when a tag has a comma or edge spaces of its own. */
+function parseTags(text: string, errors: FieldError[]): string[] {
+  const t = text.trim();
+  if (t.startsWith('[')) {
+    const v = parseArgvOrText(t, 'tags', errors);
+    return Array.isArray(v) ? v : [];
+  }
+  return t.split(',').map((x) => x.trim()).filter(Boolean);
+}
+
+function formatTags(tags: unknown): string {
+  if (!Array.isArray(tags)) return '';
+  const plain = tags.every((x) => typeof x === 'string' && x !== '' && !x.includes(',') && x.trim() === x) && !String(tags[0] ?? '').startsWith('[');
+  return plain ? tags.join(', ') : JSON.stringify(tags);
+}
+
 /** The run spec the form stands for, and what in the form cannot be read. */
 export function formToSpec(f: FormState): { spec: Record<string, unknown>; errors: FieldError[] } {
   const errors: FieldError[] = [];
-  const spec: Record<string, unknown> = {
-    name: f.name.trim() || 'untitled',
-    cluster: f.cluster,
-    model: f.model,
-    workload: f.workload,
-    priority: f.priority,
+  const spec: Record<string, unknown> = { name: f.name.trim() || 'untitled', cluster: f.cluster };
+  const text = (key: keyof FormState & string) => {
+    const v = (f[key] as string).trim();
+    if (v !== '') spec[key] = v;
   };
-  if (f.dataset) spec.dataset = f.dataset;
-  if (f.workload === 'command') {
-    spec.command = f.command.trim().split(/\s+/).filter(Boolean);
-  }
+  text('dataset');
+  text('model');
+  text('workload');
+  const command = parseArgvOrText(f.command, 'command', errors);
+  if (command !== undefined) spec.command = command;
+  const entrypoint = parseArgvOrText(f.entrypoint, 'entrypoint', errors);
+  if (entrypoint !== undefined) spec.entrypoint = entrypoint;
+  text('config_file');
+  text('workdir');
+  text('code_bundle');
+  text('image');
+  text('maxtext_version');
+  const env = parseEnv(f.env, errors);
+  if (Object.keys(env).length) spec.env = env;
   const steps = intField(f.steps, 'steps', errors, 1);
   if (steps !== undefined) spec.steps = steps;
   if (f.per_device_batch_size.trim() !== '') {
@@ -109,39 +144,62 @@ export function formToSpec(f: FormState): { spec: Record<string, unknown>; error
   if (Object.keys(par).length) spec.parallelism = par;
   const cfg = parseConfig(f.config, errors);
   if (Object.keys(cfg).length) spec.config = cfg;
+  text('preflight');
+  text('compile_cluster');
   const ckpt = intField(f.checkpoint_period, 'checkpoint_period', errors, 1);
   if (ckpt !== undefined) spec.checkpoint_period = ckpt;
   const restarts = intField(f.max_restarts, 'max_restarts', errors, 0);
   if (restarts !== undefined) spec.max_restarts = restarts;
+  const codes = parseExitCodes(f.restart_on_exit_codes, errors);
+  if (codes.length) spec.restart_on_exit_codes = codes;
   const minSlices = intField(f.min_slices, 'min_slices', errors, 1);
   if (minSlices !== undefined) spec.min_slices = minSlices;
-  const tags = f.tags.split(',').map((t) => t.trim()).filter(Boolean);
+  text('priority');
+  const tags = parseTags(f.tags, errors);
   if (tags.length) spec.tags = tags;
+  if (f.skip_checks.length) spec.skip_checks = [...f.skip_checks];
+  if (f.force) spec.force = true;
+  for (const [k, v] of Object.entries(f.extra)) if (!(k in spec)) spec[k] = v;
   return { spec, errors };
 }
 
 /** The form that shows a spec (a pasted YAML, an alternative applied, a run cloned). */
 export function specToForm(spec: Record<string, any>, base: FormState = EMPTY_FORM): FormState {
   const str = (v: unknown, d: string) => (v === undefined || v === null ? d : String(v));
+  const given = (k: string) => spec[k] !== undefined && spec[k] !== null;
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(spec)) if (!(FORM_FIELDS as readonly string[]).includes(k)) extra[k] = v;
   return {
-    ...base,
     name: str(spec.name, base.name),
     cluster: str(spec.cluster, base.cluster),
     dataset: str(spec.dataset, base.dataset),
     model: str(spec.model, base.model),
-    workload: (spec.workload ?? base.workload) as FormState['workload'],
-    command: Array.isArray(spec.command) ? spec.command.join(' ') : base.command,
+    workload: str(spec.workload, base.workload) as FormState['workload'],
+    command: given('command') ? formatArgvOrText(spec.command) : base.command,
+    entrypoint: given('entrypoint') ? formatArgvOrText(spec.entrypoint) : base.entrypoint,
+    config_file: str(spec.config_file, base.config_file),
+    workdir: str(spec.workdir, base.workdir),
+    code_bundle: str(spec.code_bundle, base.code_bundle),
+    image: str(spec.image, base.image),
+    maxtext_version: str(spec.maxtext_version, base.maxtext_version),
+    env: given('env') ? formatEnv(spec.env) : base.env,
     steps: str(spec.steps, base.steps),
     per_device_batch_size: str(spec.per_device_batch_size, base.per_device_batch_size),
     max_target_length: str(spec.max_target_length, base.max_target_length),
     num_slices: str(spec.num_slices, base.num_slices),
-    parallelism: spec.parallelism !== undefined ? formatParallelism(spec.parallelism) : base.parallelism,
-    config: spec.config !== undefined ? formatConfig(spec.config) : base.config,
+    parallelism: given('parallelism') ? formatParallelism(spec.parallelism) : base.parallelism,
+    config: given('config') ? formatConfig(spec.config) : base.config,
+    preflight: str(spec.preflight, base.preflight) as FormState['preflight'],
+    compile_cluster: str(spec.compile_cluster, base.compile_cluster),
     checkpoint_period: str(spec.checkpoint_period, base.checkpoint_period),
     max_restarts: str(spec.max_restarts, base.max_restarts),
+    restart_on_exit_codes: given('restart_on_exit_codes') ? formatExitCodes(spec.restart_on_exit_codes) : base.restart_on_exit_codes,
     min_slices: str(spec.min_slices, base.min_slices),
-    priority: (spec.priority ?? base.priority) as FormState['priority'],
-    tags: Array.isArray(spec.tags) ? spec.tags.join(', ') : base.tags,
+    priority: str(spec.priority, base.priority) as FormState['priority'],
+    tags: given('tags') ? formatTags(spec.tags) : base.tags,
+    skip_checks: Array.isArray(spec.skip_checks) ? spec.skip_checks.map(String) : base.skip_checks,
+    force: typeof spec.force === 'boolean' ? spec.force : base.force,
+    extra,
   };
 }
 

@@ -5,8 +5,8 @@ import { ErrorBox } from '../components/ui';
 import { PlanPanel } from '../components/PlanPanel';
 import { navigate } from '../router';
 import {
-  applyAlternative, canSubmit, debounce, EMPTY_FORM, formToSpec, parseRunYaml, specToForm,
-  type FormState,
+  applyAlternative, BLANK_FORM, canSubmit, debounce, EMPTY_FORM, formToSpec, parseRunYaml, PRIORITIES,
+  SKIP_CHECKS, specToForm, type FormState,
 } from '../spec';
 import type { Alternative, Cluster, Dataset, Model, Plan } from '../types';
 
@@ -59,7 +59,7 @@ export function NewRun() {
   }, 300), []);
 
   useEffect(() => {
-    if (!form.cluster || !form.model || formErrors.length) return;
+    if (!form.cluster || (!form.model && form.workload !== 'command') || formErrors.length) return;
     askPlan(spec);
   }, [spec]);
   useEffect(() => () => askPlan.cancel(), []);
@@ -68,13 +68,23 @@ export function NewRun() {
     const t = e.target as HTMLInputElement;
     setForm({ ...form, [k]: t.type === 'checkbox' ? t.checked : t.value });
   };
+  const toggleSkip = (check: string) => (e: Event) => {
+    const on = (e.target as HTMLInputElement).checked;
+    setForm({ ...form, skip_checks: on ? [...form.skip_checks.filter((c) => c !== check), check] : form.skip_checks.filter((c) => c !== check) });
+  };
+  const dropExtra = (k: string) => {
+    const { [k]: _, ...rest } = form.extra;
+    setForm({ ...form, extra: rest });
+  };
   const apply = (a: Alternative) => {
     if (!a.set) return;
     setForm(specToForm(applyAlternative(spec, a.set), form));
   };
   const loadYaml = async () => {
     try {
-      setForm(specToForm(await parseRunYaml(yaml), { ...EMPTY_FORM, force: form.force }));
+      // Read onto a blank form: what the YAML leaves out stays out (the server's defaults).
+      const pasted = await parseRunYaml(yaml);
+      setForm(specToForm(pasted, { ...BLANK_FORM, force: form.force }));
       setYamlError('');
     } catch (e) {
       setYamlError((e as Error).message);
@@ -85,7 +95,7 @@ export function NewRun() {
     setBusy(true);
     setSubmitError(null);
     try {
-      const run = await api.submitRun(form.force ? { ...spec, force: true } : spec);
+      const run = await api.submitRun(spec);
       navigate(`/runs/${run.id}`);
     } catch (err) {
       setSubmitError(err);
@@ -97,6 +107,12 @@ export function NewRun() {
   const fieldError = (f: string) => formErrors.find((x) => x.field === f)?.message;
   const ok = canSubmit(formErrors, plan, form.force, busy);
 
+  const err = (f: string) => fieldError(f) && <small class="bad" data-field-error={f}>{fieldError(f)}</small>;
+  // A pasted spec may name what this server does not list: show it rather than another choice.
+  const withCurrent = (names: string[], current: string) => (current && !names.includes(current) ? [...names, current] : names);
+  const skipChoices = [...SKIP_CHECKS, ...form.skip_checks.filter((c) => !(SKIP_CHECKS as readonly string[]).includes(c))];
+  const extraKeys = Object.keys(form.extra);
+
   return (
     <main class="new-run">
       <header class="page-head"><h1>New run</h1></header>
@@ -107,46 +123,85 @@ export function NewRun() {
             <label>Name <input name="name" value={form.name} onInput={set('name')} required placeholder="llama3-8b-v6e-256" /></label>
             <label>Cluster
               <select name="cluster" value={form.cluster} onChange={set('cluster')}>
+                {!form.cluster && <option value="">(choose)</option>}
                 {clusters.map((c) => <option key={c.id} value={c.name}>{c.name} — {c.accelerator.type} × {c.num_slices}</option>)}
+                {form.cluster && !clusters.some((c) => c.name === form.cluster) && <option value={form.cluster}>{form.cluster} (not on this server)</option>}
               </select>
             </label>
             <label>Dataset
               <select name="dataset" value={form.dataset} onChange={set('dataset')}>
                 <option value="">(none: synthetic)</option>
-                {datasets.map((d) => <option key={d.id} value={d.name}>{d.name}</option>)}
+                {withCurrent(datasets.map((d) => d.name), form.dataset).map((d) => <option key={d} value={d}>{d}</option>)}
               </select>
             </label>
             <label>Model
               <select name="model" value={form.model} onChange={set('model')}>
-                {models.map((m) => <option key={m.name} value={m.name}>{m.name}</option>)}
+                <option value="">(none)</option>
+                {withCurrent(models.map((m) => m.name), form.model).map((m) => <option key={m} value={m}>{m}</option>)}
               </select>
             </label>
             <label>Workload
               <select name="workload" value={form.workload} onChange={set('workload')}>
+                <option value="">(not given: maxtext)</option>
                 <option value="maxtext">maxtext</option><option value="reference">reference</option><option value="command">command</option>
               </select>
             </label>
-            {form.workload === 'command' && <label>Command <input name="command" value={form.command} onInput={set('command')} /></label>}
+            {(form.workload === 'command' || form.command) && <label class="wide">Command <input name="command" value={form.command} onInput={set('command')} placeholder={'a shell line, or an argv: ["python3", "train.py"]'} />{err('command')}</label>}
           </fieldset>
           <fieldset>
             <legend>Shape</legend>
-            <label>Steps <input name="steps" inputMode="numeric" value={form.steps} onInput={set('steps')} aria-invalid={!!fieldError('steps')} />{fieldError('steps') && <small class="bad">{fieldError('steps')}</small>}</label>
-            <label>Batch per device <input name="per_device_batch_size" inputMode="decimal" value={form.per_device_batch_size} onInput={set('per_device_batch_size')} /></label>
-            <label>Sequence length <input name="max_target_length" inputMode="numeric" value={form.max_target_length} onInput={set('max_target_length')} /></label>
-            <label>Slices <input name="num_slices" inputMode="numeric" value={form.num_slices} onInput={set('num_slices')} placeholder="the cluster's" /></label>
-            <label>Parallelism <input name="parallelism" value={form.parallelism} onInput={set('parallelism')} placeholder="ici_fsdp=16, ici_tensor=4" />{fieldError('parallelism') && <small class="bad">{fieldError('parallelism')}</small>}</label>
-            <label>Config overrides <textarea name="config" rows={4} value={form.config} onInput={set('config')} placeholder={'remat_policy: full\nopt_type: adamw'} />{fieldError('config') && <small class="bad">{fieldError('config')}</small>}</label>
+            <label>Steps <input name="steps" inputMode="numeric" value={form.steps} onInput={set('steps')} aria-invalid={!!fieldError('steps')} />{err('steps')}</label>
+            <label>Batch per device <input name="per_device_batch_size" inputMode="decimal" value={form.per_device_batch_size} onInput={set('per_device_batch_size')} />{err('per_device_batch_size')}</label>
+            <label>Sequence length <input name="max_target_length" inputMode="numeric" value={form.max_target_length} onInput={set('max_target_length')} />{err('max_target_length')}</label>
+            <label>Slices <input name="num_slices" inputMode="numeric" value={form.num_slices} onInput={set('num_slices')} placeholder="the cluster's" />{err('num_slices')}</label>
+            <label>Parallelism <input name="parallelism" value={form.parallelism} onInput={set('parallelism')} placeholder="ici_fsdp=16, ici_tensor=4" />{err('parallelism')}</label>
+            <label class="wide">Config overrides <textarea name="config" rows={4} value={form.config} onInput={set('config')} placeholder={'remat_policy: full\nopt_type: adamw'} />{err('config')}</label>
+          </fieldset>
+          <fieldset>
+            <legend>Launch</legend>
+            <label>Entrypoint <input name="entrypoint" value={form.entrypoint} onInput={set('entrypoint')} placeholder={'MaxText.train, or ["/opt/train.sh"]'} />{err('entrypoint')}</label>
+            <label>Config file <input name="config_file" value={form.config_file} onInput={set('config_file')} placeholder="MaxText/configs/base.yml" /></label>
+            <label>Working directory <input name="workdir" value={form.workdir} onInput={set('workdir')} placeholder="/home/team/maxtext" /></label>
+            <label>Code bundle <input name="code_bundle" value={form.code_bundle} onInput={set('code_bundle')} placeholder="sha256:… (podium runs submit --code)" /></label>
+            <label>Image <input name="image" value={form.image} onInput={set('image')} placeholder="Kubernetes: the cluster's" /></label>
+            <label>MaxText version <input name="maxtext_version" value={form.maxtext_version} onInput={set('maxtext_version')} placeholder="auto, fork, 0.2.0, a commit" /></label>
+            <label class="wide">Environment <textarea name="env" rows={3} value={form.env} onInput={set('env')} placeholder={'LIBTPU_INIT_ARGS=--xla_tpu_scoped_vmem_limit_kib=98304\nJAX_PLATFORMS=tpu'} />{err('env')}</label>
+          </fieldset>
+          <fieldset>
+            <legend>Checks</legend>
+            <label>Compile check
+              <select name="preflight" value={form.preflight} onChange={set('preflight')}>
+                <option value="">(not given: none)</option><option value="compile">compile before placing</option><option value="none">none</option>
+              </select>
+            </label>
+            {(form.preflight === 'compile' || form.compile_cluster) && <label>Compile on cluster <input name="compile_cluster" value={form.compile_cluster} onInput={set('compile_cluster')} placeholder="the run's own" /></label>}
+            <div role="group" aria-label="Skip checks" class="checks" data-test="skip-checks">
+              Skip
+              {skipChoices.map((c) => (
+                <label class="check" key={c}><input type="checkbox" name="skip_checks" value={c} checked={form.skip_checks.includes(c)} onChange={toggleSkip(c)} /> {c}</label>
+              ))}
+            </div>
           </fieldset>
           <fieldset>
             <legend>Recovery</legend>
-            <label>Checkpoint every <input name="checkpoint_period" inputMode="numeric" value={form.checkpoint_period} onInput={set('checkpoint_period')} placeholder="steps" /></label>
-            <label>Restart budget <input name="max_restarts" inputMode="numeric" value={form.max_restarts} onInput={set('max_restarts')} /></label>
-            <label>Elastic minimum slices <input name="min_slices" inputMode="numeric" value={form.min_slices} onInput={set('min_slices')} /></label>
+            <label>Checkpoint every <input name="checkpoint_period" inputMode="numeric" value={form.checkpoint_period} onInput={set('checkpoint_period')} placeholder="steps" />{err('checkpoint_period')}</label>
+            <label>Restart budget <input name="max_restarts" inputMode="numeric" value={form.max_restarts} onInput={set('max_restarts')} placeholder="3" />{err('max_restarts')}</label>
+            <label>Restart on exit codes <input name="restart_on_exit_codes" value={form.restart_on_exit_codes} onInput={set('restart_on_exit_codes')} placeholder="1, 137" />{err('restart_on_exit_codes')}</label>
+            <label>Elastic minimum slices <input name="min_slices" inputMode="numeric" value={form.min_slices} onInput={set('min_slices')} />{err('min_slices')}</label>
             <label>Priority
-              <select name="priority" value={form.priority} onChange={set('priority')}><option>low</option><option>medium</option><option>high</option></select>
+              <select name="priority" value={form.priority} onChange={set('priority')}>
+                <option value="">(not given: medium)</option>
+                {PRIORITIES.map((p) => <option key={p} value={p}>{p}</option>)}
+              </select>
             </label>
-            <label>Tags <input name="tags" value={form.tags} onInput={set('tags')} placeholder="sweep-3, baseline" /></label>
+            <label>Tags <input name="tags" value={form.tags} onInput={set('tags')} placeholder="sweep-3, baseline" />{err('tags')}</label>
           </fieldset>
+          {extraKeys.length > 0 && (
+            <div class="notice" data-test="extra-fields">
+              Also sent as pasted (no control for them here):
+              <ul>{extraKeys.map((k) => <li key={k}><code>{k}: {JSON.stringify(form.extra[k])}</code> <button type="button" onClick={() => dropExtra(k)}>Remove</button></li>)}</ul>
+            </div>
+          )}
           <details>
             <summary>Paste a run YAML</summary>
             <label>Run YAML <textarea name="yaml" rows={8} value={yaml} onInput={(e) => setYaml((e.target as HTMLTextAreaElement).value)} placeholder={'name: my-run\ncluster: demo\n…'} /></label>
@@ -154,7 +209,7 @@ export function NewRun() {
             {yamlError && <div class="bad" role="alert">{yamlError}</div>}
           </details>
           <div class="submit-row">
-            <label class="force"><input type="checkbox" name="force" checked={form.force} onChange={set('force')} /> Force (submit despite plan errors)</label>
+            <label class="force"><input type="checkbox" name="force" checked={form.force} onChange={set('force')} /> Force (skip every check, submit despite plan errors)</label>
             <button type="submit" class="primary" disabled={!ok}>{busy ? 'Submitting…' : 'Submit run'}</button>
           </div>
           <ErrorBox error={submitError} />
