@@ -8,6 +8,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPodium } from './podium.mjs';
 import { maxtextLog } from './maxtext_logs.mjs';
+import { newRunFormTests } from './new_run_form.mjs';
 
 const out = resolve(new URL('../../test-results', import.meta.url).pathname);
 mkdirSync(out, { recursive: true });
@@ -191,6 +192,8 @@ try {
     await page.waitForSelector('[data-test=runs-table] .badge.state-cancelled');
     await shot('runs');
   });
+
+  await newRunFormTests({ page, podium, test, assert, shot });
 
   await test('import two MaxText logs and compare them with the right ratios', async () => {
     const logs = [
