@@ -159,7 +159,7 @@ export function NewRun() {
           </fieldset>
           <fieldset>
             <legend>Launch</legend>
-            <label>Entrypoint <input name="entrypoint" value={form.entrypoint} onInput={set('entrypoint')} placeholder={'MaxText.train, or ["/opt/train.sh"]'} />{err('entrypoint')}</label>
+            <label class="wide">Entrypoint <input name="entrypoint" value={form.entrypoint} onInput={set('entrypoint')} placeholder={'MaxText.train, or ["/opt/train.sh"]'} />{err('entrypoint')}</label>
             <label>Config file <input name="config_file" value={form.config_file} onInput={set('config_file')} placeholder="MaxText/configs/base.yml" /></label>
             <label>Working directory <input name="workdir" value={form.workdir} onInput={set('workdir')} placeholder="/home/team/maxtext" /></label>
             <label>Code bundle <input name="code_bundle" value={form.code_bundle} onInput={set('code_bundle')} placeholder="sha256:… (podium runs submit --code)" /></label>
