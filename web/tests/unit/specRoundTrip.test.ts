@@ -87,6 +87,11 @@ describe('every run-spec field', () => {
     expect(formToSpec(form).spec).toEqual(spec);
     expect(formToSpec({ ...form, extra: {} }).spec).toEqual({ name: 'x', cluster: 'c' });
   });
+  it('leaves out what is given as nothing, which the server reads as not given', () => {
+    // engine/core/run_spec.cpp: null is absent; an empty list and force false are its defaults.
+    const spec = { name: 'n', cluster: 'c', dataset: null, min_slices: null, tags: [], restart_on_exit_codes: [], force: false };
+    expect(roundTrip(spec).back).toEqual({ name: 'n', cluster: 'c' });
+  });
   it('reads a pasted spec onto nothing given, so it gains no defaults', () => {
     expect(formToSpec(specToForm({ name: 'a', cluster: 'c' }, BLANK_FORM)).spec).toEqual({ name: 'a', cluster: 'c' });
     // A fresh form does carry the new-run defaults.
