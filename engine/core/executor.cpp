@@ -196,6 +196,10 @@ KubernetesExecutor read_kubernetes(Reader& r) {
     else
       r.error("parallel_containers", "must be true or false");
   }
+  std::vector<PodTemplateFieldError> pod_errors;
+  k.pod = read_pod_template(r.object, r.prefix, pod_errors);
+  for (const auto& key : pod_template_keys()) r.known.insert(key);
+  for (auto& e : pod_errors) r.errors.push_back({std::move(e.field), std::move(e.message)});
   return k;
 }
 
@@ -275,16 +279,19 @@ json to_json(const Executor& e) {
               {"qos", e.slurm.qos},
               {"sbatch_args", e.slurm.sbatch_args},
               {"env", env_json(e.slurm.env)}};
-    case ExecutorKind::kubernetes:
-      return {{"kind", "kubernetes"},
-              {"context", e.kubernetes.context},
-              {"namespace", e.kubernetes.namespace_name},
-              {"queue", e.kubernetes.queue},
-              {"image", e.kubernetes.image},
-              {"priority_class", e.kubernetes.priority_class},
-              {"service_account", e.kubernetes.service_account},
-              {"parallel_containers", e.kubernetes.parallel_containers},
-              {"env", env_json(e.kubernetes.env)}};
+    case ExecutorKind::kubernetes: {
+      json k = {{"kind", "kubernetes"},
+                {"context", e.kubernetes.context},
+                {"namespace", e.kubernetes.namespace_name},
+                {"queue", e.kubernetes.queue},
+                {"image", e.kubernetes.image},
+                {"priority_class", e.kubernetes.priority_class},
+                {"service_account", e.kubernetes.service_account},
+                {"parallel_containers", e.kubernetes.parallel_containers},
+                {"env", env_json(e.kubernetes.env)}};
+      write_pod_template(e.kubernetes.pod, k);
+      return k;
+    }
   }
   return {{"kind", "agent"}};
 }

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/pod_template.h"
+
 namespace podium::core {
 
 enum class ExecutorKind { agent, slurm, kubernetes };
@@ -36,6 +38,9 @@ struct KubernetesExecutor {
   // per VM, tpu7x-standard-4t), each pod runs two containers of 2 chips, one JAX process (rank)
   // each. false: one container with all the host's chips (xpk --no-use-parallel-containers).
   bool parallel_containers = true;
+  // Annotations, node selectors, tolerations, volumes and mounts, resource claims added to every
+  // pod (engine/core/pod_template.h).
+  PodTemplateExtensions pod;
 };
 
 struct Executor {

@@ -335,9 +335,22 @@ json build_jobset(const JobSetRequest& r) {
               {"volumeMounts", json::array({{{"name", "dshm"}, {"mountPath", "/dev/shm"}}})}};
     // As xpk: libtpu needs the TPU device files and memlock limits of the host.
     if (tpu) c["securityContext"] = {{"privileged", true}};
+    // The cluster's mounts (its gcsfuse bucket, a PVC, ...) and claims (DRANET's network
+    // interfaces, DRA devices) reach every rank's container.
+    for (const auto& m : ex.pod.volume_mounts) c["volumeMounts"].push_back(m);
+    if (!ex.pod.resource_claims.empty()) {
+      json claims = json::array();
+      for (const auto& claim : ex.pod.resource_claims) claims.push_back({{"name", claim["name"]}});
+      c["resources"]["claims"] = claims;
+    }
     containers.push_back(std::move(c));
   }
   json volumes = json::array({{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}}}}});
+  for (const auto& v : ex.pod.volumes) {
+    require(!is_podium_volume_name(v.value("name", "")),
+            "volume name '" + v.value("name", "") + "' is Podium's own");
+    volumes.push_back(v);
+  }
 
   json selector = json::object();
   if (tpu) {
@@ -352,16 +365,23 @@ json build_jobset(const JobSetRequest& r) {
   } else {
     selector["cloud.google.com/gke-accelerator"] = node_label;
   }
+  for (const auto& [key, value] : ex.pod.node_selector) {
+    require(!selector.contains(key), "node selector " + key + " is set by Podium");
+    selector[key] = value;
+  }
+  // Exists with no effect tolerates every taint of the key, as xpk does.
+  json tolerations =
+      json::array({{{"key", tpu ? "google.com/tpu" : "nvidia.com/gpu"}, {"operator", "Exists"}}});
+  for (const auto& t : ex.pod.tolerations) tolerations.push_back(t);
   json pod_spec = {
       {"restartPolicy", "Never"},
       {"hostNetwork", true},
       {"dnsPolicy", "ClusterFirstWithHostNet"},
       {"terminationGracePeriodSeconds", r.termination_grace_seconds},
       {"nodeSelector", selector},
-      // Exists with no effect tolerates every taint of the key, as xpk does.
-      {"tolerations",
-       json::array({{{"key", tpu ? "google.com/tpu" : "nvidia.com/gpu"}, {"operator", "Exists"}}})},
+      {"tolerations", tolerations},
   };
+  if (!ex.pod.resource_claims.empty()) pod_spec["resourceClaims"] = ex.pod.resource_claims;
   if (!ex.priority_class.empty()) pod_spec["priorityClassName"] = ex.priority_class;
   if (!ex.service_account.empty()) pod_spec["serviceAccountName"] = ex.service_account;
   if (!r.worker_image.empty()) {
@@ -395,13 +415,16 @@ json build_jobset(const JobSetRequest& r) {
          {"onPodConditions", json::array()},
          {"onExitCodes",
           {{"containerName", c["name"]}, {"operator", "NotIn"}, {"values", codes}}}});
+  // The cluster's pod annotations (gke-gcsfuse/volumes asks GKE for the gcsfuse sidecar).
+  json pod_metadata = {{"labels", ids}};
+  if (!ex.pod.annotations.empty()) pod_metadata["annotations"] = ex.pod.annotations;
   json job_spec = {{"parallelism", hosts},
                    {"completions", hosts},
                    {"completionMode", "Indexed"},
                    // Any pod failure fails its slice's Job, and so the JobSet, at once.
                    {"backoffLimit", 0},
                    {"podFailurePolicy", {{"rules", pod_rules}}},
-                   {"template", {{"metadata", {{"labels", ids}}}, {"spec", pod_spec}}}};
+                   {"template", {{"metadata", pod_metadata}, {"spec", pod_spec}}}};
   json metadata = {{"name", r.name}, {"namespace", ex.namespace_name}, {"labels", labels}};
   // One slice per TPU node pool, as xpk; xpk's GPU JobSets carry no such annotation (their
   // nodes are placed by Kueue's topology-aware scheduling).

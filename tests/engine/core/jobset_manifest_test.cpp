@@ -467,6 +467,58 @@ TEST(JobSetManifest, BadRequestsSayWhatIsWrong) {
   EXPECT_EQ(rejection(forty), "<no throw>");
 }
 
+// A cluster's pod-template extensions (docs/executors.md, "Pod template": the documented
+// example, gcsfuse volume, PVC, DRANET resource claim, gcsfuse annotations, extra node selector
+// and toleration) reach the pod, every rank's container, and pass the JobSet CRD's schema.
+TEST(JobSetManifest, PodTemplateExtensionsFromTheDocumentedExample) {
+  std::ifstream in(std::string(PODIUM_SOURCE_DIR) +
+                   "/examples/executors/gke-tpu7x-gcsfuse-dranet.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto parsed = parse_executor(json::parse(ss.str()));
+  ASSERT_TRUE(parsed.executor);
+  auto r = request("tpu7x-64", 2);
+  r.executor = parsed.executor->kubernetes;
+  const json js = build_jobset(r);
+  expect_valid(js);
+  expect_common_shape(js, r);
+  const json& pod_template = job_spec(js)["template"];
+  EXPECT_EQ(pod_template["metadata"]["annotations"]["gke-gcsfuse/volumes"], "true");
+  EXPECT_EQ(pod_template["metadata"]["labels"]["podium.dev/attempt"], r.attempt_id);
+  const auto& pod = pod_spec(js);
+  EXPECT_EQ(pod["nodeSelector"]["cloud.google.com/gke-spot"], "true");
+  EXPECT_EQ(pod["nodeSelector"]["cloud.google.com/gke-tpu-topology"], "2x4x4");  // still Podium's
+  ASSERT_EQ(pod["tolerations"].size(), 2u);
+  EXPECT_EQ(pod["tolerations"][0]["key"], "google.com/tpu");
+  EXPECT_EQ(pod["tolerations"][1]["key"], "cloud.google.com/gke-spot");
+  EXPECT_EQ(pod["serviceAccountName"], "maxtext-trainer");
+  EXPECT_EQ(pod["resourceClaims"],
+            json::parse(R"([{"name":"tpu-nics","resourceClaimTemplateName":"tpu-dranet-nics"}])"));
+  ASSERT_EQ(pod["volumes"].size(), 3u);
+  EXPECT_EQ(pod["volumes"][0]["name"], "dshm");
+  EXPECT_EQ(pod["volumes"][1]["csi"]["driver"], "gcsfuse.csi.storage.gke.io");
+  EXPECT_EQ(pod["volumes"][1]["csi"]["volumeAttributes"]["bucketName"], "my-training-data");
+  EXPECT_EQ(pod["volumes"][2]["persistentVolumeClaim"]["claimName"], "maxtext-checkpoints");
+  ASSERT_EQ(pod["containers"].size(), 2u);  // parallel containers: both get them
+  for (const auto& c : pod["containers"]) {
+    EXPECT_EQ(c["volumeMounts"][0]["mountPath"], "/dev/shm");
+    EXPECT_EQ(c["volumeMounts"][1],
+              json({{"name", "gcs-data"}, {"mountPath", "/data"}, {"readOnly", true}}));
+    EXPECT_EQ(c["volumeMounts"][2], json({{"name", "checkpoints"}, {"mountPath", "/checkpoints"}}));
+    EXPECT_EQ(c["resources"]["claims"], json::parse(R"([{"name":"tpu-nics"}])"));
+    EXPECT_EQ(c["resources"]["limits"]["google.com/tpu"], 2);
+    EXPECT_EQ(env_value(c, "LIBTPU_INIT_ARGS"), "--xla_tpu_enable_async_collective_fusion=true");
+  }
+  // The schema check sees the extensions: a claim without its source is refused.
+  json broken = js;
+  broken["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["volumes"][1]["csi"]
+      .erase("driver");
+  EXPECT_FALSE(jobset_schema().validate(broken).empty());
+  // A node selector Podium sets cannot be replaced, even by a request built by hand.
+  r.executor.pod.node_selector["cloud.google.com/gke-tpu-accelerator"] = "tpu-v6e-slice";
+  EXPECT_THROW(build_jobset(r), std::invalid_argument);
+}
+
 TEST(JobSetManifest, TheSchemaCheckCanFail) {
   const json js = build_jobset(request("v6e-16", 2));
   ASSERT_TRUE(jobset_schema().validate(js).empty());

@@ -1527,6 +1527,78 @@ export interface components {
             env?: {
                 [key: string]: string;
             };
+            /** @description Pod annotations, e.g. gke-gcsfuse/volumes "true" for the Cloud Storage FUSE sidecar (docs/executors.md, "Pod template"). */
+            annotations?: {
+                [key: string]: string;
+            };
+            /** @description Node labels added to Podium's (the accelerator's own cannot be replaced). */
+            node_selector?: {
+                [key: string]: string;
+            };
+            tolerations?: components["schemas"]["PodToleration"][];
+            /** @description Pod volumes in Kubernetes' shape, exactly one source each (dshm and podium-bin are Podium's). */
+            volumes?: components["schemas"]["PodVolume"][];
+            /** @description Mounts of those volumes in every rank's container (not at /dev/shm or /podium). */
+            volume_mounts?: components["schemas"]["PodVolumeMount"][];
+            /** @description Pod resource claims (DRA, e.g. DRANET network interfaces), referenced by every rank's container. */
+            resource_claims?: components["schemas"]["PodResourceClaim"][];
+        };
+        PodToleration: {
+            key?: string;
+            /** @enum {string} */
+            operator?: "Exists" | "Equal";
+            value?: string;
+            /** @enum {string} */
+            effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+            tolerationSeconds?: number;
+        };
+        PodVolume: {
+            name: string;
+            csi?: {
+                driver: string;
+                readOnly?: boolean;
+                fsType?: string;
+                volumeAttributes?: {
+                    [key: string]: string;
+                };
+                nodePublishSecretRef?: {
+                    name: string;
+                };
+            };
+            persistentVolumeClaim?: {
+                claimName: string;
+                readOnly?: boolean;
+            };
+            emptyDir?: {
+                /** @enum {string} */
+                medium?: "" | "Memory";
+                sizeLimit?: string;
+            };
+            hostPath?: {
+                path: string;
+                type?: string;
+            };
+            configMap?: {
+                name: string;
+                defaultMode?: number;
+                optional?: boolean;
+            };
+            secret?: {
+                secretName: string;
+                defaultMode?: number;
+                optional?: boolean;
+            };
+        };
+        PodVolumeMount: {
+            name: string;
+            mountPath: string;
+            readOnly?: boolean;
+            subPath?: string;
+        };
+        PodResourceClaim: {
+            name: string;
+            resourceClaimName?: string;
+            resourceClaimTemplateName?: string;
         };
         AttachRequest: {
             /** @enum {string} */
