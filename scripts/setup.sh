@@ -18,6 +18,7 @@ DEBIAN_PACKAGES=(
   python3 python3-venv
   chromium
   slurm-wlm munge
+  systemd
 )
 
 missing=()

@@ -148,12 +148,31 @@ std::string xpk_capacity(const ProvisioningRequest& req, OptionBuilder& b) {
   return "--on-demand";
 }
 
-// The agent on every host of a bare VM slice: its host index is the VM's agent-worker-number.
-std::string worker_start(const ProvisioningRequest& req, OptionBuilder& b, int slice) {
-  return "podium-worker --server " + b.field(req.server_url, "PODIUM_SERVER", kServerWhy) +
-         " --cluster " + shell_quote(req.cluster) + " --slice " + std::to_string(slice) +
+// The agent on every host of a bare VM slice, installed as a systemd unit (podium-worker
+// install, docs/operations.md): the token from the file copied beside it (then removed), the
+// host index from the VM's agent-worker-number, ranks as the account that set the VM up (the one
+// whose Python has JAX and the TPU's device groups).
+std::string worker_install(const ProvisioningRequest& req, OptionBuilder& b, int slice,
+                           const std::string& token_file) {
+  return "sudo ./podium-worker install --server " +
+         b.field(req.server_url, "PODIUM_SERVER", kServerWhy) + " --cluster " +
+         shell_quote(req.cluster) + " --slice " + std::to_string(slice) +
          " --host \"$(curl -s -H Metadata-Flavor:Google http://metadata.google.internal/"
-         "computeMetadata/v1/instance/attributes/agent-worker-number)\"";
+         "computeMetadata/v1/instance/attributes/agent-worker-number)\" --run-as \"$(id -un)\" "
+         "--token-file " +
+         token_file + " && rm -f " + token_file + " podium-worker";
+}
+
+// Waits until the queued resource's slice exists: ACTIVE, or stops at FAILED / SUSPENDED. A
+// subshell, so that `exit` ends the wait and not the user's shell.
+std::string wait_until_active(const std::string& name, const std::string& project,
+                              const std::string& zone) {
+  return "(while :; do state=\"$(gcloud compute tpus queued-resources describe " + name +
+         " --project " + project + " --zone " + zone +
+         " --format='value(state.state)')\"; case \"$state\" in ACTIVE) exit 0;; "
+         "FAILED|SUSPENDED) echo \"queued resource " +
+         name + " is $state\" >&2; exit 1;; esac; echo \"queued resource " + name +
+         ": ${state:-not visible yet}, waiting\"; sleep 30; done)";
 }
 
 ProvisioningOption xpk_option(const ProvisioningRequest& req) {
@@ -251,6 +270,10 @@ ProvisioningOption tpu_vm_option(const ProvisioningRequest& req) {
   OptionBuilder b(o);
   const std::string project = b.field(req.project, "PROJECT", kProjectWhy);
   const std::string zone = b.field(req.zone, "ZONE", kZoneWhy);
+  // One worker token for every host, kept in a file only its owner reads (never an argument).
+  const std::string token_file = shell_quote(req.cluster + ".worker-token");
+  o.commands.push_back("(umask 077 && podium clusters worker-token " + shell_quote(req.cluster) +
+                       " > " + token_file + ")");
   for (int s = 0; s < req.num_slices; ++s) {
     const std::string name = shell_quote(req.cluster + "-s" + std::to_string(s));
     std::string create = "gcloud compute tpus queued-resources create " + name + " --node-id " +
@@ -267,19 +290,29 @@ ProvisioningOption tpu_vm_option(const ProvisioningRequest& req) {
       create += " --reserved";
     }
     o.commands.push_back(create);
+    o.commands.push_back(wait_until_active(name, project, zone));
+    // The agent's binary and the token to every VM of the slice (scp keeps the file's mode 600),
+    // then its systemd unit; the copies are removed once installed.
+    o.commands.push_back("gcloud compute tpus tpu-vm scp \"$(command -v podium-worker)\" " +
+                         token_file + " " + name + ": --project " + project + " --zone " + zone +
+                         " --worker=all");
     o.commands.push_back("gcloud compute tpus tpu-vm ssh " + name + " --project " + project +
                          " --zone " + zone + " --worker=all --command " +
-                         shell_quote(worker_start(req, b, s)));
-    // --force also deletes the TPU VMs the queued resource created.
+                         shell_quote(worker_install(req, b, s, token_file)));
+    // --force also deletes the TPU VMs the queued resource created (and their agents).
     o.teardown.push_back("gcloud compute tpus queued-resources delete " + name + " --project " +
                          project + " --zone " + zone + " --force --quiet");
   }
+  o.teardown.push_back("rm -f " + token_file);
   o.notes.push_back("every host of a slice runs one podium-worker; the gang is " +
                     std::to_string(a.hosts_per_slice * req.num_slices) + " hosts");
   o.notes.push_back(
-      "the worker token comes from PODIUM_TOKEN in each host's environment (podium clusters "
-      "worker-token " +
-      req.cluster + ")");
+      "each host gets podium-worker.service (podium-worker install): the worker token in "
+      "/etc/podium/worker.env (root only), started now and at every boot; ranks run as the "
+      "account the commands ssh in as");
+  o.notes.push_back(
+      "the commands copy the podium-worker found on this machine's PATH (Linux x86_64, as the "
+      "TPU VMs)");
   if (req.capacity == "reservation")
     o.notes.push_back("--reserved consumes the project's TPU reservation in " +
                       (req.zone.empty() ? std::string("the zone") : req.zone) + " (" +

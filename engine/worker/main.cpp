@@ -14,6 +14,7 @@
 #include "engine/worker/agent.h"
 #include "engine/worker/attach.h"
 #include "engine/worker/environment.h"
+#include "engine/worker/install.h"
 #include "engine/worker/logging.h"
 #include "engine/worker/options.h"
 #include "engine/worker/software_probe.h"
@@ -134,6 +135,8 @@ int run(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args.front() == "install")
+    return run_install_command(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!args.empty() && args.front() == "attach")
     return run_attach_command(std::vector<std::string>(args.begin() + 1, args.end()), signals);
   const ParsedFlags parsed = parse_flags(args, [](const std::string& name) {

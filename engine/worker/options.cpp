@@ -33,6 +33,8 @@ std::string usage() {
          "                     [--workdir DIR] [--address ADDR] [--hostname NAME] [--devices N]\n"
          "                     [--spool-max-bytes N] [--log-format text|json]\n"
          "                     [--metadata-url URL|none] [--run-as USER] [--python PATH|none]\n"
+         "       podium-worker install ...   this host's agent as a systemd unit (install --help)\n"
+         "       podium-worker attach ...    one rank under Slurm or Kubernetes (attach --help)\n"
          "\n"
          "  --server URL           podium-server base URL (default: $PODIUM_SERVER)\n"
          "  --token TOKEN          worker token of the cluster (default: $PODIUM_TOKEN)\n"

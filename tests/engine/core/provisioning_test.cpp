@@ -74,7 +74,7 @@ TEST(ProvisioningTest, MissingFieldsStandAsVariablesAndAreListed) {
   const auto options = provisioning_commands(r);
   const auto* vm = option(options, "tpu-vm");
   ASSERT_NE(vm, nullptr);
-  EXPECT_THAT(vm->commands[0], HasSubstr("--project $PROJECT"));
+  EXPECT_THAT(vm->commands[1], HasSubstr("--project $PROJECT"));
   ASSERT_EQ(vm->missing.size(), 3u);
   EXPECT_THAT(vm->missing[0], HasSubstr("project"));
   EXPECT_THAT(vm->missing[1], HasSubstr("reservation"));
@@ -89,25 +89,65 @@ TEST(ProvisioningTest, MissingFieldsStandAsVariablesAndAreListed) {
 
 TEST(ProvisioningTest, BareVmsUseTheFamilysRuntimeAndTheCapacitysFlag) {
   auto vm = *option(provisioning_commands(complete("v6e-16", "spot")), "tpu-vm");
-  ASSERT_EQ(vm.commands.size(), 4u);  // create + start the agents, per slice
-  EXPECT_THAT(vm.commands[0], HasSubstr("--runtime-version v2-alpha-tpuv6e"));
-  EXPECT_THAT(vm.commands[0], HasSubstr("--accelerator-type v6e-16"));
-  EXPECT_THAT(vm.commands[0], HasSubstr("--network tpu-net"));
-  EXPECT_THAT(vm.commands[0], HasSubstr(" --spot"));
-  EXPECT_THAT(vm.commands[1], HasSubstr("--server https://podium.example.com"));
-  EXPECT_THAT(vm.commands[1], HasSubstr("--slice 0"));
-  EXPECT_THAT(vm.commands[3], HasSubstr("--slice 1"));
+  // The token once, then per slice: create, wait until ACTIVE, copy, install.
+  ASSERT_EQ(vm.commands.size(), 9u);
+  EXPECT_EQ(vm.commands[0],
+            "(umask 077 && podium clusters worker-token train-a > train-a.worker-token)");
+  EXPECT_THAT(vm.commands[1], HasSubstr("--runtime-version v2-alpha-tpuv6e"));
+  EXPECT_THAT(vm.commands[1], HasSubstr("--accelerator-type v6e-16"));
+  EXPECT_THAT(vm.commands[1], HasSubstr("--network tpu-net"));
+  EXPECT_THAT(vm.commands[1], HasSubstr(" --spot"));
+  EXPECT_THAT(vm.commands[4], HasSubstr("--server https://podium.example.com"));
+  EXPECT_THAT(vm.commands[4], HasSubstr("--slice 0"));
+  EXPECT_THAT(vm.commands[8], HasSubstr("--slice 1"));
   EXPECT_THAT(vm.teardown,
               Contains("gcloud compute tpus queued-resources delete train-a-s1 --project "
                        "my-project-1 --zone us-central1-c --force --quiet"));
+  EXPECT_EQ(vm.teardown.back(), "rm -f train-a.worker-token");
 
   vm = *option(provisioning_commands(complete("v5e-16", "flex")), "tpu-vm");
-  EXPECT_THAT(vm.commands[0], HasSubstr("--runtime-version v2-alpha-tpuv5-lite"));
-  EXPECT_THAT(vm.commands[0], HasSubstr(" --best-effort"));
-  EXPECT_THAT(vm.commands[0], ::testing::Not(HasSubstr("--spot")));
+  EXPECT_THAT(vm.commands[1], HasSubstr("--runtime-version v2-alpha-tpuv5-lite"));
+  EXPECT_THAT(vm.commands[1], HasSubstr(" --best-effort"));
+  EXPECT_THAT(vm.commands[1], ::testing::Not(HasSubstr("--spot")));
   vm = *option(provisioning_commands(complete("v5p-128", "reservation")), "tpu-vm");
-  EXPECT_THAT(vm.commands[0], HasSubstr("--runtime-version v2-alpha-tpuv5 "));
-  EXPECT_THAT(vm.commands[0], HasSubstr(" --reserved"));
+  EXPECT_THAT(vm.commands[1], HasSubstr("--runtime-version v2-alpha-tpuv5 "));
+  EXPECT_THAT(vm.commands[1], HasSubstr(" --reserved"));
+}
+
+// Hosts that onboard themselves: after the queued resource is ACTIVE, every worker of the slice
+// gets the binary and the token, and `podium-worker install` makes the agent a systemd unit.
+TEST(ProvisioningTest, BareVmsWaitUntilActiveThenInstallTheAgentOnEveryWorker) {
+  const auto vm = *option(provisioning_commands(complete("v6e-16", "on-demand")), "tpu-vm");
+  for (int slice = 0; slice < 2; ++slice) {
+    SCOPED_TRACE(slice);
+    const std::string name = "train-a-s" + std::to_string(slice);
+    const size_t at = 1 + 4 * static_cast<size_t>(slice);
+    EXPECT_THAT(vm.commands[at], HasSubstr("queued-resources create " + name));
+    // The wait: polls the state until ACTIVE, stops on FAILED or SUSPENDED.
+    const std::string& wait = vm.commands[at + 1];
+    EXPECT_THAT(wait, HasSubstr("gcloud compute tpus queued-resources describe " + name +
+                                " --project my-project-1 --zone us-central1-c "
+                                "--format='value(state.state)'"));
+    EXPECT_THAT(wait, HasSubstr("ACTIVE) exit 0;;"));
+    EXPECT_THAT(wait, HasSubstr("FAILED|SUSPENDED)"));
+    EXPECT_THAT(wait, HasSubstr("sleep 30"));
+    EXPECT_THAT(vm.commands[at + 2],
+                HasSubstr("gcloud compute tpus tpu-vm scp \"$(command -v podium-worker)\" "
+                          "train-a.worker-token " +
+                          name + ": --project my-project-1 --zone us-central1-c --worker=all"));
+    const std::string& install = vm.commands[at + 3];
+    EXPECT_THAT(install, HasSubstr("gcloud compute tpus tpu-vm ssh " + name));
+    EXPECT_THAT(install, HasSubstr("--worker=all --command "));
+    EXPECT_THAT(install, HasSubstr("sudo ./podium-worker install --server "
+                                   "https://podium.example.com --cluster train-a --slice " +
+                                   std::to_string(slice)));
+    EXPECT_THAT(install, HasSubstr("agent-worker-number"));
+    EXPECT_THAT(install, HasSubstr("--token-file train-a.worker-token && rm -f "
+                                   "train-a.worker-token podium-worker"));
+    EXPECT_THAT(install, ::testing::Not(HasSubstr("pdw_")));  // the token is never an argument
+    EXPECT_FALSE(has_placeholder(wait)) << wait;
+    EXPECT_FALSE(has_placeholder(install)) << install;
+  }
 }
 
 TEST(ProvisioningTest, Tpu7xHasNodePoolsAndNoCloudTpuApiPath) {
