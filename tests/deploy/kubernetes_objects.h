@@ -3,6 +3,7 @@
 // plain ones resolve as YAML 1.2's core schema), and the vendored object schemas of
 // tests/deploy/data/kubernetes/ (README.md there) by apiVersion and kind. Test-only.
 
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <sstream>
