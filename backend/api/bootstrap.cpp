@@ -1,5 +1,6 @@
 #include "backend/api/bootstrap.h"
 
+#include "backend/api/model_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/secrets.h"
 
@@ -13,6 +14,7 @@ BootstrapResult bootstrap(db::Database& db, const std::string& configured_admin_
         "INSERT INTO settings (key, value) VALUES ('cursor_key', $1) ON CONFLICT (key) DO NOTHING",
         {secrets::random_hex(32)});
     out.cursor_key = tx.exec("SELECT value FROM settings WHERE key = 'cursor_key'").at(0, "value");
+    seed_builtin_models(tx);  // the model catalog as rows (model_store.h)
     if (tx.exec("SELECT 1 FROM users LIMIT 1").empty()) {
       const std::string token =
           configured_admin_token.empty() ? secrets::new_token("pdm_") : configured_admin_token;

@@ -1,5 +1,6 @@
 #pragma once
-// First-start work on a migrated database: the admin account and the server-wide secrets.
+// Start-up work on a migrated database: the admin account and the server-wide secrets (first
+// start), the built-in models (every start).
 
 #include <optional>
 #include <string>

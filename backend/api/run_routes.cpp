@@ -75,31 +75,43 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
     auto r = ctx.db.transact([&](db::Transaction& tx) {
       auto s = prepare_submission(tx, body);  // 400 field errors, 422 unknown cluster/dataset
       enforce_launch_policy(tx, s.spec, s.cluster_id, *rc.principal);  // 403 when not allowed
-      if (!s.plan_ok && !s.spec.force) {
-        auto p =
-            http::unprocessable("the plan has errors; fix them or submit with \"force\": true");
+      if (s.plan_blocked) {
+        auto p = http::unprocessable(
+            "the plan has errors; fix them, or skip their checks with \"skip_checks\" (the "
+            "error's \"check\")");
         p.extra["plan"] = s.plan;
         throw p;
       }
-      const bool forced = !s.plan_ok && s.spec.force;
+      // Submitted despite errors: every one of them is in a skipped check.
+      const bool forced = !s.plan_ok;
+      nlohmann::json skipped_checks = nlohmann::json::array();
+      for (const auto& [check, codes] : s.skipped) skipped_checks.push_back(check);
       tx.exec(
           "INSERT INTO runs (id, name, owner_id, cluster_id, dataset_id, model, workload, spec, "
           "plan, forced, "
-          "state, priority, tags, code_bundle) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, "
-          "$9::jsonb, $10, 'queued', $11, "
-          "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)), $13)",
+          "state, priority, tags, code_bundle, skipped_checks) VALUES ($1, $2, $3, $4, $5, $6, "
+          "$7, $8::jsonb, $9::jsonb, $10, 'queued', $11, "
+          "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)), $13, "
+          "ARRAY(SELECT jsonb_array_elements_text($14::jsonb)))",
           {id, s.spec.name, user_id(rc), s.cluster_id, s.dataset_id, s.spec.model.value_or(""),
            core::to_string(s.spec.workload),
            s.spec_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
            s.plan.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
            forced ? "true" : "false", s.spec.priority, nlohmann::json(s.spec.tags).dump(),
-           s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param()});
+           s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param(),
+           skipped_checks.dump()});
       tx.exec(
           "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, "
           "'queued', $2)",
-          {id, forced ? "submitted with force despite plan errors" : "submitted"});
+          {id, forced ? "submitted despite plan errors, skipping " + skipped_checks.dump()
+                      : "submitted"});
       if (s.spec.preflight_compile) create_compile_check(ctx, tx, id, s, user_id(rc));
-      audit(tx, rc, "create", "run", id, {{"name", s.spec.name}, {"forced", forced}});
+      audit(tx, rc, "create", "run", id,
+            {{"name", s.spec.name}, {"forced", forced}, {"skipped_checks", skipped_checks}});
+      // One audit row per skipped check, with the plan errors it let through.
+      for (const auto& [check, codes] : s.skipped)
+        audit(tx, rc, "skip_check", "run", id,
+              {{"check", check}, {"errors", codes}, {"force", s.spec.force}});
       tx.exec("SELECT pg_notify('podium_runs', $1)", {id});
       return load_run(tx, id);
     });

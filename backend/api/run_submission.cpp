@@ -1,5 +1,6 @@
 #include "backend/api/run_submission.h"
 
+#include "backend/api/model_store.h"
 #include "backend/api/plan_history.h"
 
 #include "backend/api/resolve.h"
@@ -75,11 +76,24 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
     input.dataset = facts;
   }
 
+  if (s.spec.model) {
+    input.known_models = stored_model_names(tx);
+    if (auto stored = load_model(tx, *s.spec.model)) input.model = std::move(stored->spec);
+  }
+
   if (input.accelerator && s.spec.model)
     input.history = load_plan_history(tx, *s.spec.model, input.accelerator->type,
                                       input.accelerator->peak_tflops_per_device, s.spec_json);
   auto plan = core::make_plan(input);
   s.plan_ok = plan.ok;
+  s.plan_blocked = core::has_blocking_errors(plan);
+  for (const std::string& check : plan.skipped_checks) {
+    std::vector<std::string> codes;
+    for (const core::PlanIssue& e : plan.errors)
+      if (e.skipped && (e.check == check || (e.check.empty() && s.spec.force)))
+        codes.push_back(e.code);
+    s.skipped.emplace_back(check, std::move(codes));
+  }
   s.plan = core::to_json(plan);
   return s;
 }

@@ -22,10 +22,15 @@ struct Submission {
   nlohmann::json spec_json;  // the spec as stored (without "force")
   nlohmann::json plan;       // the planner's verdict (contract shape)
   bool plan_ok = false;
+  // Errors remain that the spec does not skip (skip_checks, force): a submission is refused.
+  bool plan_blocked = false;
+  // The checks the spec skips, each with the error codes it waived in this plan (may be none).
+  std::vector<std::pair<std::string, std::vector<std::string>>> skipped;
 };
 
 // Parses the spec (400 with field errors), resolves cluster and dataset (422 when unknown) and
-// plans it inside the caller's transaction.
+// the model from the models table (model_store.h), and plans it inside the caller's
+// transaction.
 Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body);
 
 }  // namespace podium::api

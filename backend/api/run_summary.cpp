@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "backend/api/model_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 #include "backend/sched/run_state.h"
@@ -73,7 +74,7 @@ std::pair<std::optional<double>, std::string> tflops_per_step(const RunFacts& f,
   if (f.plan.is_object() && f.plan.contains("estimate"))
     if (auto v = positive_number(f.plan["estimate"], "tflops_per_device_per_step"))
       return {v, "plan_estimate"};
-  if (const core::ModelSpec* model = core::find_model(f.model);
+  if (const core::ModelSpec* model = f.model_spec ? &*f.model_spec : nullptr;
       model != nullptr && shape.per_device_batch_size && shape.max_target_length) {
     core::TrainingShape ts;
     ts.per_device_batch_size = *shape.per_device_batch_size;
@@ -113,6 +114,7 @@ RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id) {
   f.failure_class = r.opt(0, "failure_class");
   f.imported = r.boolean(0, "imported");
   f.model = r.at(0, "model");
+  if (auto stored = load_model(tx, f.model)) f.model_spec = std::move(stored->spec);
   f.accelerator = r.opt(0, "accelerator");
   f.num_slices = static_cast<int>(r.int64(0, "num_slices"));
   f.price_per_chip_hour = r.opt_double(0, "price_per_chip_hour");

@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/db/database.h"
+#include "engine/core/model_catalog.h"
 
 namespace podium::api {
 
@@ -61,8 +62,9 @@ struct RunFacts {
   std::optional<std::string> failure_class;
   bool imported = false;
   std::string model;
-  std::optional<std::string> accelerator;  // the run's own (imported) or its cluster's
-  int num_slices = 1;                      // requested
+  std::optional<core::ModelSpec> model_spec;  // the model's stored architecture, when it exists
+  std::optional<std::string> accelerator;     // the run's own (imported) or its cluster's
+  int num_slices = 1;                         // requested
   std::optional<double> price_per_chip_hour;
   std::int64_t restarts = 0;
   std::int64_t recoveries = 0;

@@ -9,7 +9,7 @@ std::string run_select() {
   return "SELECT r.id, r.seq, r.name, r.owner_id, u.username AS owner, r.cluster_id, c.name AS "
          "cluster, "
          "r.dataset_id, d.name AS dataset, r.model, r.workload, r.spec::text AS spec, r.plan::text "
-         "AS plan, r.forced, "
+         "AS plan, r.forced, array_to_json(r.skipped_checks)::text AS skipped_checks, "
          "r.state, r.failure_class, r.failure_detail, r.restarts, r.recoveries, r.last_step, "
          "r.resumed_from_step, "
          "r.priority, "
@@ -51,6 +51,7 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
       {"workload", r.at(i, "workload")},
       {"spec", json_column(r, i, "spec").value_or(nlohmann::json::object())},
       {"forced", r.boolean(i, "forced")},
+      {"skipped_checks", json_column(r, i, "skipped_checks").value_or(nlohmann::json::array())},
       {"state", r.at(i, "state")},
       {"failure_class", nullable_string(r, i, "failure_class")},
       {"failure_detail", nullable_string(r, i, "failure_detail")},

@@ -118,7 +118,7 @@ const std::map<std::string, std::string>& group_summaries() {
       {"clusters", "manage clusters (accelerator slices and their workers)"},
       {"datasets", "manage datasets"},
       {"runs", "submit, inspect and control training runs"},
-      {"models", "browse the model catalog"},
+      {"models", "browse the model catalog, add and delete your own models"},
       {"accelerators", "browse the accelerator catalog (slice types: chips, devices, hosts)"},
   };
   return summaries;

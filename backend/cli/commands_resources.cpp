@@ -5,6 +5,7 @@
 
 #include "backend/cli/commands.h"
 #include "backend/cli/exit_codes.h"
+#include "backend/cli/output.h"
 #include "backend/cli/views.h"
 
 namespace podium::cli {
@@ -324,6 +325,75 @@ int models_get(Context& ctx) {
   return print_object(ctx, c);
 }
 
+// The model's name when --name is not given: the file's name without directory and extension
+// (configs/almodel-8b.yml -> almodel-8b).
+std::string model_name_from_file(const std::string& file) {
+  std::string base =
+      file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
+  for (const char* ext : {".yaml", ".yml", ".json"}) {
+    const std::string e = ext;
+    if (base.size() > e.size() && base.compare(base.size() - e.size(), e.size(), e) == 0)
+      return base.substr(0, base.size() - e.size());
+  }
+  return base;
+}
+
+// podium models add -f FILE: a MaxText model config (.yml/.yaml, sent as text so the server
+// keeps it as written) or a JSON object of the same keys (.json).
+int models_add(Context& ctx) {
+  int exit = kExitOk;
+  const auto file = required(ctx, "file", exit);
+  if (!file) return exit;
+  std::string name;
+  if (auto v = ctx.args.value("name")) {
+    name = *v;
+  } else if (*file == "-") {
+    return usage_error(ctx, "--name is required when the config comes from stdin");
+  } else {
+    name = model_name_from_file(*file);
+  }
+  const auto text = read_input(ctx, *file, exit);
+  if (!text) return exit;
+  Json body = {{"name", name}};
+  if (auto v = ctx.args.value("description")) body["description"] = *v;
+  const bool json_file = file->size() > 5 && file->compare(file->size() - 5, 5, ".json") == 0;
+  if (json_file) {
+    Json config = Json::parse(*text, nullptr, false);
+    if (config.is_discarded() || !config.is_object())
+      return usage_error(ctx, *file + ": not a JSON object of MaxText model keys");
+    body["config"] = std::move(config);
+  } else {
+    body["yaml"] = *text;
+  }
+  const Call c = call(ctx, "POST", "/api/v1/models", body.dump());
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+    return kExitOk;
+  }
+  const Json* total = find_path(c.body, "parameters.total");
+  const Json* active = find_path(c.body, "parameters.active_per_token");
+  ctx.out << "added model " << name;
+  if (total && total->is_number())
+    ctx.out << ": " << format_count(total->get<double>()) << " parameters";
+  if (active && active->is_number())
+    ctx.out << ", " << format_count(active->get<double>()) << " active per token";
+  ctx.out << "\n";
+  return kExitOk;
+}
+
+int models_delete(Context& ctx) {
+  const std::string& name = ctx.args.positionals[0];
+  const Call c = call(ctx, "DELETE", "/api/v1/models/" + segment(name));
+  if (!c.ok()) return c.exit;
+  if (ctx.json) {
+    print_raw(ctx, c);
+  } else {
+    ctx.out << "deleted model " << name << "\n";
+  }
+  return kExitOk;
+}
+
 // ----- accelerators -----
 
 int accelerators_list(Context& ctx) {
@@ -423,6 +493,25 @@ void add_resource_commands(std::vector<Command>& out) {
   out.push_back(make_command("models", "get", "NAME",
                              "show a model's architecture and parameter counts", {}, 1, 1,
                              models_get));
+  out.push_back(make_command("models", "show", "NAME",
+                             "show a model's architecture, parameter counts and config", {}, 1, 1,
+                             models_get));
+  out.push_back(with_required(
+      make_command(
+          "models", "add", "", "add a model from its MaxText model config",
+          {{"file", 'f', true, false, "FILE",
+            "the MaxText model config: YAML (.yml/.yaml, - for stdin) or a JSON object (.json)"},
+           {"name", 0, true, false, "NAME", "the model's name (default: the file name)"},
+           {"description", 0, true, false, "TEXT", "one line for the catalog"}},
+          0, 0, models_add,
+          "The file uses MaxText's own keys (base_emb_dim, base_num_query_heads, num_experts,\n"
+          "q_lora_rank, ...), as in MaxText's configs/models/*.yml. Example:\n"
+          "  podium models add -f examples/configs/almodel-8b.yml --name almodel-8b-team\n"
+          "A run of the model names it (model: NAME) and gives the same file as config_file."),
+      "-f FILE"));
+  out.push_back(make_command("models", "delete", "NAME",
+                             "delete a model you added (built-in models cannot be deleted)", {}, 1,
+                             1, models_delete));
 }
 
 }  // namespace podium::cli

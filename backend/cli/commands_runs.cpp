@@ -135,6 +135,13 @@ int runs_submit(Context& ctx) {
   auto spec = read_spec(ctx, exit);
   if (!spec) return exit;
   if (ctx.args.has("force")) (*spec)["force"] = true;
+  if (const auto checks = ctx.args.values("skip-check"); !checks.empty()) {
+    Json list = spec->contains("skip_checks") && (*spec)["skip_checks"].is_array()
+                    ? (*spec)["skip_checks"]
+                    : Json::array();
+    for (const std::string& c : checks) list.push_back(c);
+    (*spec)["skip_checks"] = std::move(list);
+  }
   if (const auto dir = ctx.args.value("code")) {
     if (spec->is_object() && spec->contains("code_bundle") && !(*spec)["code_bundle"].is_null())
       return usage_error(ctx, "the spec names a code_bundle and --code gives another; use one");
@@ -149,7 +156,9 @@ int runs_submit(Context& ctx) {
       if (const Json* plan = find_path(c.json, "plan"); plan != nullptr && plan->is_object()) {
         ctx.err << "\n" << render_plan(*plan);
       }
-      if (!ctx.args.has("force")) ctx.err << "hint: fix the spec, or submit anyway with --force\n";
+      if (!ctx.args.has("force"))
+        ctx.err << "hint: fix the spec, skip the failing check with --skip-check CHECK (each "
+                   "error names its check), or submit anyway with --force\n";
     }
     return c.exit;
   }
@@ -575,13 +584,16 @@ void add_run_commands(std::vector<Command>& out) {
       make_command(
           "runs", "submit", "", "submit a run from a YAML run spec",
           {kFile,
-           {"force", 0, false, false, "", "submit even if the plan has errors"},
+           {"force", 0, false, false, "", "submit even if the plan has errors (skips every check)"},
+           {"skip-check", 0, true, true, "CHECK",
+            "submit despite errors of this plan check: model, config_keys, mesh, hbm or data"},
            {"code", 0, true, false, "DIR", "pack DIR and run every rank in a fresh copy of it"}},
           0, 0, runs_submit,
           "The spec is the run spec of the API in YAML: name, cluster, dataset, model, workload,\n"
           "steps, per_device_batch_size, max_target_length, parallelism: {...}, config: {...}, "
           "...\n"
-          "The server plans it first; a plan with errors is refused (exit 1) unless --force.\n"
+          "The server plans it first; a plan with errors is refused (exit 1) unless each error's\n"
+          "check is skipped (--skip-check CHECK, audited and shown on the run) or --force.\n"
           "--code DIR packs DIR's files (not .git, nor what .gitignore files or a top-level\n"
           ".podiumignore exclude), uploads the bundle unless the server has it, and names it in\n"
           "the spec (code_bundle); each rank starts in its own unpacked copy, where a relative\n"

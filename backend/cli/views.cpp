@@ -260,6 +260,12 @@ void render_issue(const Json& item, const std::string& pad, std::string& out) {
   if (message != nullptr && !message->is_null())
     line += (code != nullptr ? ": " : "") + format_value(*message);
   if (code == nullptr && message == nullptr) line += item.dump();
+  const Json* check = find_path(item, "check");
+  const Json* skipped = find_path(item, "skipped");
+  if (check != nullptr && check->is_string())
+    line +=
+        " [check " + check->get<std::string>() +
+        (skipped != nullptr && skipped->is_boolean() && skipped->get<bool>() ? ", skipped]" : "]");
   out += line + "\n";
   if (const Json* hint = find_path(item, "hint");
       hint != nullptr && !hint->is_null() && *hint != "") {

@@ -44,11 +44,15 @@ std::vector<std::string> training_arguments(const LaunchInput& in, const std::st
   kv.emplace_back("base_output_directory", out_dir);
   if (in.dataset_uri) kv.emplace_back("dataset_path", strip_file_scheme(*in.dataset_uri));
   // A model MaxText does not know by name is defined by the run's config_file instead: a
-  // model_name would make MaxText look for configs/models/<name>.yml and stop.
+  // model_name would make MaxText look for configs/models/<name>.yml and stop. Such models are
+  // the built-ins marked so and every model a user added (POST /models; not in the compiled
+  // catalog), which the planner lets through only with a config_file.
   if (spec.contains("model") && spec["model"].is_string()) {
     const auto* known = core::find_model(spec["model"].get<std::string>());
-    if (!(maxtext && known && !known->maxtext_known))
-      kv.emplace_back("model_name", spec["model"].get<std::string>());
+    const bool has_config_file = spec.contains("config_file") && spec["config_file"].is_string();
+    const bool defined_by_config =
+        maxtext && ((known && !known->maxtext_known) || (!known && has_config_file));
+    if (!defined_by_config) kv.emplace_back("model_name", spec["model"].get<std::string>());
   }
   if (spec.contains("steps") && spec["steps"].is_number())
     kv.emplace_back("steps", scalar_text(spec["steps"]));

@@ -81,11 +81,13 @@ FlopsEstimate training_tflops_per_device(const ModelSpec& m, const TrainingShape
   // experts + shared experts per MoE layer; dense layers (DeepSeek first_num_dense_layers) use
   // mlp_dim (calculate_routed_and_shared_ffn_tflops_per_device).
   double ffn = ffn_matmul_flops(m, bs, m.mlp_dim) * m.num_dense_layers();
+  double moe_ffn = 0;
   if (m.is_moe()) {
     const double gate = 2.0 * bs * m.emb_dim * m.num_experts;
     const double routed = ffn_matmul_flops(m, bs, m.moe_mlp_dim) * m.num_experts_per_tok;
     const double shared = ffn_matmul_flops(m, bs, m.moe_mlp_dim) * m.shared_experts;
-    ffn += (gate + routed + shared) * m.num_moe_layers();
+    moe_ffn = (gate + routed + shared) * m.num_moe_layers();
+    ffn += moe_ffn;
   }
 
   const AttentionFlops full = full_attention_flops(m, b, s);
@@ -106,6 +108,7 @@ FlopsEstimate training_tflops_per_device(const ModelSpec& m, const TrainingShape
   const double factor = 3.0 * std::max(1, shape.gradient_accumulation_steps) / kTera;
   FlopsEstimate f;
   f.ffn_tflops = ffn * factor;
+  f.moe_ffn_tflops = moe_ffn * factor;
   f.attention_projection_tflops = projections * factor;
   f.embedding_tflops = embedding * factor;
   f.learnable_weight_tflops = f.ffn_tflops + f.attention_projection_tflops + f.embedding_tflops;

@@ -23,6 +23,7 @@ struct FlopsEstimate {
   double attention_tflops = 0;         // QK^T and AV (causal: halved), linear-attention core
   // Components of learnable_weight_tflops, for the breakdown shown in the plan.
   double ffn_tflops = 0;                   // dense + MoE FFN incl. router
+  double moe_ffn_tflops = 0;               // of which the MoE layers (router, routed, shared)
   double attention_projection_tflops = 0;  // QKV + output projections (and linear-attn projections)
   double embedding_tflops = 0;             // unembedding (logits) matmul
   double learnable_weight_fraction() const {

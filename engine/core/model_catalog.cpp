@@ -49,11 +49,18 @@ bool to_bool(const YAML::Node& node, const std::string& key) {
 }
 
 void read_int(const YAML::Node& root, const char* key, int& out) {
-  if (root[key]) out = to_int(root[key], key);
+  if (!root[key]) return;
+  if (!root[key].IsScalar())
+    throw std::runtime_error("key '" + std::string(key) + "' is not a number");
+  out = to_int(root[key], key);
+  if (out < 0) throw std::runtime_error("key '" + std::string(key) + "' must not be negative");
 }
 
 void read_string(const YAML::Node& root, const char* key, std::string& out) {
-  if (root[key]) out = root[key].as<std::string>();
+  if (!root[key]) return;
+  if (!root[key].IsScalar())
+    throw std::runtime_error("key '" + std::string(key) + "' is not a string");
+  out = root[key].as<std::string>();
 }
 
 double matmul_params(double in, double out) {
@@ -189,6 +196,175 @@ ParamCounts count_parameters(const ModelSpec& m) {
   return c;
 }
 
+namespace {
+
+// The architecture: MaxText's own model-config keys at the top level of `root`. Throws
+// std::runtime_error naming the key on anything it cannot read. `linear_attention_block` is the
+// catalog files' podium.linear_attention ("" when not given).
+void read_architecture(const YAML::Node& root, const std::string& linear_attention_block,
+                       ModelSpec& m) {
+  read_string(root, "decoder_block", m.decoder_block);
+  read_int(root, "base_emb_dim", m.emb_dim);
+  read_int(root, "base_num_query_heads", m.num_query_heads);
+  read_int(root, "base_num_kv_heads", m.num_kv_heads);
+  read_int(root, "head_dim", m.head_dim);
+  read_int(root, "base_mlp_dim", m.mlp_dim);
+  read_int(root, "base_num_decoder_layers", m.num_decoder_layers);
+  read_int(root, "vocab_size", m.vocab_size);
+  if (root["mlp_activations"]) {
+    if (!root["mlp_activations"].IsSequence() || root["mlp_activations"].size() == 0 ||
+        root["mlp_activations"].size() > 8)
+      throw std::runtime_error("key 'mlp_activations' must be a list of 1 to 8 activation names");
+    for (const auto& a : root["mlp_activations"]) {
+      if (!a.IsScalar()) throw std::runtime_error("key 'mlp_activations' must list names");
+      m.mlp_activations.push_back(a.as<std::string>());
+    }
+  } else {
+    m.mlp_activations = {"silu", "linear"};  // MaxText base.yml default
+  }
+  if (root["logits_via_embedding"]) {
+    m.logits_via_embedding = to_bool(root["logits_via_embedding"], "logits_via_embedding");
+  }
+  read_int(root, "num_experts", m.num_experts);
+  read_int(root, "num_experts_per_tok", m.num_experts_per_tok);
+  read_int(root, "shared_experts", m.shared_experts);
+  read_int(root, "base_moe_mlp_dim", m.moe_mlp_dim);
+  read_int(root, "first_num_dense_layers", m.first_num_dense_layers);
+  read_string(root, "routed_score_func", m.routed_score_func);
+  if (root["routed_bias"]) m.routed_bias = to_bool(root["routed_bias"], "routed_bias");
+  read_string(root, "attention_type", m.attention_type);
+  if (m.attention_type == "mla") {
+    // MaxText base.yml defaults for the MLA keys a model file may leave out.
+    m.mla = MlaDims{0, 512, 128, 64, 128};
+    read_int(root, "q_lora_rank", m.mla.q_lora_rank);
+    read_int(root, "kv_lora_rank", m.mla.kv_lora_rank);
+    read_int(root, "qk_nope_head_dim", m.mla.qk_nope_head_dim);
+    read_int(root, "qk_rope_head_dim", m.mla.qk_rope_head_dim);
+    read_int(root, "v_head_dim", m.mla.v_head_dim);
+  } else if (m.attention_type != "global") {
+    throw std::runtime_error("attention_type '" + m.attention_type +
+                             "' is not modelled (global or mla)");
+  }
+  if (m.head_dim == 0) m.head_dim = 128;  // MaxText base.yml default
+  read_int(root, "inhomogeneous_layer_cycle_interval", m.full_attention_interval);
+  // Linear-attention layers: MaxText's Gated Delta Net (Qwen3-Next, decoder_block qwen3_next),
+  // or a team's own block described with the same gdn_* keys. A hybrid layout needs a cycle
+  // interval above 1 (every interval-th layer keeps full attention).
+  bool gdn_keys = false;
+  for (const char* key : {"gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim",
+                          "gdn_value_head_dim", "gdn_conv_kernel_dim"})
+    gdn_keys = gdn_keys || static_cast<bool>(root[key]);
+  std::string linear = linear_attention_block;
+  if (linear.empty() && m.full_attention_interval > 1 &&
+      (gdn_keys || m.decoder_block == "qwen3_next"))
+    linear = "gated_delta_net";
+  if (!linear.empty()) {
+    if (linear != "gated_delta_net") {
+      throw std::runtime_error("podium.linear_attention '" + linear +
+                               "' is not modelled (gated_delta_net)");
+    }
+    // MaxText base.yml defaults for the gdn_* keys.
+    LinearAttentionDims g{16, 32, 128, 128, 4};
+    read_int(root, "gdn_num_key_heads", g.num_key_heads);
+    read_int(root, "gdn_num_value_heads", g.num_value_heads);
+    read_int(root, "gdn_key_head_dim", g.key_head_dim);
+    read_int(root, "gdn_value_head_dim", g.value_head_dim);
+    read_int(root, "gdn_conv_kernel_dim", g.conv_kernel_dim);
+    m.linear_attention = g;
+  }
+
+  if (m.emb_dim <= 0 || m.num_query_heads <= 0 || m.num_kv_heads <= 0 ||
+      m.num_decoder_layers <= 0 || m.vocab_size <= 0 || m.mlp_dim <= 0) {
+    throw std::runtime_error(
+        "base_emb_dim, base_num_query_heads, base_num_kv_heads, base_mlp_dim, "
+        "base_num_decoder_layers and vocab_size must be positive");
+  }
+  if (m.is_moe() &&
+      (m.moe_mlp_dim <= 0 || m.num_experts_per_tok <= 0 || m.num_experts_per_tok > m.num_experts)) {
+    throw std::runtime_error(
+        "an MoE model needs base_moe_mlp_dim > 0 and 1 <= num_experts_per_tok <= num_experts");
+  }
+  if (m.full_attention_interval < 1) {
+    throw std::runtime_error("inhomogeneous_layer_cycle_interval must be >= 1");
+  }
+}
+
+// YAML (a parsed MaxText config) as JSON: scalars become numbers (digit separators dropped),
+// booleans, null or strings. Aliases are expanded, so the node count is bounded: a document of
+// nested aliases ("billion laughs") must not expand without end.
+nlohmann::json yaml_to_json(const YAML::Node& node, int depth, size_t& budget) {
+  if (depth > 32) throw std::runtime_error("the config nests deeper than 32 levels");
+  if (budget == 0) throw std::runtime_error("the config has too many entries");
+  --budget;
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& item : node) out.push_back(yaml_to_json(item, depth + 1, budget));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) throw std::runtime_error("a key of the config is not a string");
+        out[kv.first.Scalar()] = yaml_to_json(kv.second, depth + 1, budget);
+      }
+      return out;
+    }
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  const std::string& text = node.Scalar();
+  if (node.Tag() == "!") return text;  // quoted in the document: a string
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  if (text == "null" || text == "Null" || text == "NULL" || text == "~") return nullptr;
+  std::string digits = text;
+  digits.erase(std::remove(digits.begin(), digits.end(), '_'), digits.end());
+  if (!digits.empty() && digits.find_first_not_of("+-0123456789") == std::string::npos &&
+      digits.size() <= 18) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(digits, &used);
+      if (used == digits.size()) return v;
+    } catch (const std::exception&) {
+    }
+  }
+  if (!digits.empty() && digits.find_first_not_of("+-0123456789.eE") == std::string::npos) {
+    try {
+      size_t used = 0;
+      const double v = std::stod(digits, &used);
+      if (used == digits.size() && std::isfinite(v)) return v;
+    } catch (const std::exception&) {
+    }
+  }
+  return text;
+}
+
+YAML::Node json_to_yaml(const nlohmann::json& j) {
+  YAML::Node node;
+  if (j.is_object()) {
+    node = YAML::Node(YAML::NodeType::Map);
+    for (const auto& [k, v] : j.items()) node[k] = json_to_yaml(v);
+  } else if (j.is_array()) {
+    node = YAML::Node(YAML::NodeType::Sequence);
+    for (const auto& v : j) node.push_back(json_to_yaml(v));
+  } else if (j.is_string()) {
+    node = YAML::Node(j.get<std::string>());
+  } else if (j.is_boolean()) {
+    node = YAML::Node(j.get<bool>() ? "true" : "false");
+  } else if (j.is_null()) {
+    node = YAML::Node(YAML::NodeType::Null);
+  } else {
+    node = YAML::Node(j.dump());  // numbers in JSON's own text form
+  }
+  return node;
+}
+
+}  // namespace
+
 std::optional<ModelSpec> parse_model_yaml(std::string_view yaml_text, std::string* error) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
@@ -217,82 +393,51 @@ std::optional<ModelSpec> parse_model_yaml(std::string_view yaml_text, std::strin
       m.published_active_params =
           to_double(podium["published_active_params"], "podium.published_active_params");
     }
-
-    read_string(root, "decoder_block", m.decoder_block);
-    read_int(root, "base_emb_dim", m.emb_dim);
-    read_int(root, "base_num_query_heads", m.num_query_heads);
-    read_int(root, "base_num_kv_heads", m.num_kv_heads);
-    read_int(root, "head_dim", m.head_dim);
-    read_int(root, "base_mlp_dim", m.mlp_dim);
-    read_int(root, "base_num_decoder_layers", m.num_decoder_layers);
-    read_int(root, "vocab_size", m.vocab_size);
-    if (root["mlp_activations"]) {
-      for (const auto& a : root["mlp_activations"])
-        m.mlp_activations.push_back(a.as<std::string>());
-    } else {
-      m.mlp_activations = {"silu", "linear"};  // MaxText base.yml default
-    }
-    if (root["logits_via_embedding"]) {
-      m.logits_via_embedding = to_bool(root["logits_via_embedding"], "logits_via_embedding");
-    }
-    read_int(root, "num_experts", m.num_experts);
-    read_int(root, "num_experts_per_tok", m.num_experts_per_tok);
-    read_int(root, "shared_experts", m.shared_experts);
-    read_int(root, "base_moe_mlp_dim", m.moe_mlp_dim);
-    read_int(root, "first_num_dense_layers", m.first_num_dense_layers);
-    read_string(root, "routed_score_func", m.routed_score_func);
-    if (root["routed_bias"]) m.routed_bias = to_bool(root["routed_bias"], "routed_bias");
-    read_string(root, "attention_type", m.attention_type);
-    if (m.attention_type == "mla") {
-      // MaxText base.yml defaults for the MLA keys a model file may leave out.
-      m.mla = MlaDims{0, 512, 128, 64, 128};
-      read_int(root, "q_lora_rank", m.mla.q_lora_rank);
-      read_int(root, "kv_lora_rank", m.mla.kv_lora_rank);
-      read_int(root, "qk_nope_head_dim", m.mla.qk_nope_head_dim);
-      read_int(root, "qk_rope_head_dim", m.mla.qk_rope_head_dim);
-      read_int(root, "v_head_dim", m.mla.v_head_dim);
-    } else if (m.attention_type != "global") {
-      throw std::runtime_error("attention_type '" + m.attention_type +
-                               "' is not modelled (global or mla)");
-    }
-    if (m.head_dim == 0) m.head_dim = 128;  // MaxText base.yml default
-    read_int(root, "inhomogeneous_layer_cycle_interval", m.full_attention_interval);
     std::string linear;
     read_string(podium, "linear_attention", linear);
-    if (!linear.empty()) {
-      if (linear != "gated_delta_net") {
-        throw std::runtime_error("podium.linear_attention '" + linear +
-                                 "' is not modelled (gated_delta_net)");
-      }
-      // MaxText base.yml defaults for the gdn_* keys.
-      LinearAttentionDims g{16, 32, 128, 128, 4};
-      read_int(root, "gdn_num_key_heads", g.num_key_heads);
-      read_int(root, "gdn_num_value_heads", g.num_value_heads);
-      read_int(root, "gdn_key_head_dim", g.key_head_dim);
-      read_int(root, "gdn_value_head_dim", g.value_head_dim);
-      read_int(root, "gdn_conv_kernel_dim", g.conv_kernel_dim);
-      m.linear_attention = g;
-    }
-
-    if (m.emb_dim <= 0 || m.num_query_heads <= 0 || m.num_kv_heads <= 0 ||
-        m.num_decoder_layers <= 0 || m.vocab_size <= 0 || m.mlp_dim <= 0) {
-      throw std::runtime_error(
-          "base_emb_dim, base_num_query_heads, base_num_kv_heads, base_mlp_dim, "
-          "base_num_decoder_layers and vocab_size must be positive");
-    }
-    if (m.is_moe() && (m.moe_mlp_dim <= 0 || m.num_experts_per_tok <= 0 ||
-                       m.num_experts_per_tok > m.num_experts)) {
-      throw std::runtime_error(
-          "an MoE model needs base_moe_mlp_dim > 0 and 1 <= num_experts_per_tok <= num_experts");
-    }
-    if (m.full_attention_interval < 1) {
-      throw std::runtime_error("inhomogeneous_layer_cycle_interval must be >= 1");
-    }
+    read_architecture(root, linear, m);
     return m;
   } catch (const std::exception& e) {
     if (error) *error = e.what();
     return std::nullopt;
   }
+}
+
+ModelConfigParse parse_model_config_yaml(std::string_view yaml_text) {
+  ModelConfigParse out;
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    if (!root.IsMap()) throw std::runtime_error("the document is not a mapping of MaxText keys");
+    size_t budget = kMaxModelConfigEntries;
+    out.config = yaml_to_json(root, 0, budget);
+    ModelSpec m;
+    m.maxtext_known = false;
+    read_architecture(root, "", m);
+    out.model = std::move(m);
+  } catch (const std::exception& e) {
+    out.config = nullptr;
+    out.error = e.what();
+  }
+  return out;
+}
+
+ModelConfigParse parse_model_config_json(const nlohmann::json& config) {
+  ModelConfigParse out;
+  try {
+    if (!config.is_object())
+      throw std::runtime_error("the config is not an object of MaxText keys");
+    size_t budget = kMaxModelConfigEntries;
+    const YAML::Node root = json_to_yaml(config);
+    (void)yaml_to_json(root, 0, budget);  // the same bounds as a YAML document
+    ModelSpec m;
+    m.maxtext_known = false;
+    read_architecture(root, "", m);
+    out.config = config;
+    out.model = std::move(m);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
 }
 
 const std::vector<ModelSpec>& model_catalog() {

@@ -46,10 +46,10 @@ int config_int(const json& config, const char* key, int fallback) {
   return fallback;
 }
 
-std::string nearest_model(const std::string& name) {
+std::string nearest_model(const std::string& name, const std::vector<std::string>& names) {
   std::string best;
   size_t best_distance = 0;
-  for (const std::string& n : model_names()) {
+  for (const std::string& n : names) {
     const size_t d = edit_distance(name, n);
     if (best.empty() || d < best_distance) {
       best = n;
@@ -110,6 +110,11 @@ std::map<std::string, int> axis_sizes(const MeshResult* mesh, const RunSpec& spe
 
 }  // namespace
 
+bool has_blocking_errors(const Plan& plan) {
+  return std::any_of(plan.errors.begin(), plan.errors.end(),
+                     [](const PlanIssue& e) { return !e.skipped; });
+}
+
 double default_efficiency(AcceleratorKind kind, bool moe) {
   if (kind == AcceleratorKind::gpu) return moe ? kDefaultMfuGpuMoe : kDefaultMfuGpuDense;
   return moe ? kDefaultMfuTpuMoe : kDefaultMfuTpuDense;
@@ -118,20 +123,26 @@ double default_efficiency(AcceleratorKind kind, bool moe) {
 Plan make_plan(const PlanInput& in) {
   Plan plan;
   const RunSpec& spec = in.spec;
-  auto error = [&](std::string code, std::string message, std::string hint,
+  const bool forced = spec.force;
+  plan.skipped_checks = forced ? skippable_checks() : spec.skip_checks;
+  auto error = [&](std::string check, std::string code, std::string message, std::string hint,
                    std::string field = {}) {
-    plan.errors.push_back({std::move(code), std::move(message), std::move(hint), std::move(field)});
+    const bool skipped =
+        forced || (!check.empty() && std::find(spec.skip_checks.begin(), spec.skip_checks.end(),
+                                               check) != spec.skip_checks.end());
+    plan.errors.push_back({std::move(code), std::move(message), std::move(hint), std::move(field),
+                           std::move(check), skipped});
   };
   auto warning = [&](std::string code, std::string message, std::string hint,
                      std::string field = {}) {
     plan.warnings.push_back(
-        {std::move(code), std::move(message), std::move(hint), std::move(field)});
+        {std::move(code), std::move(message), std::move(hint), std::move(field), {}, false});
   };
 
   // 0. The run's own environment may not set what forms the gang (launch_env.h).
   for (const auto& [name, value] : spec.env) {
     if (is_gang_environment_key(name)) {
-      error("env_conflict",
+      error("", "env_conflict",
             "env sets " + name + ", which Podium sets for every rank from the placement",
             "remove it from env: the gang's coordinator, ranks and slices come from where the run "
             "is placed (JAX_*, TPU_WORKER_*, MEGASCALE_*, NNODES/NODE_RANK/GPUS_PER_NODE, "
@@ -155,7 +166,7 @@ Plan make_plan(const PlanInput& in) {
       if (parsed.error && !parsed.error->valid_choices.empty()) {
         hint = "valid: " + joined(parsed.error->valid_choices);
       }
-      error("unknown_accelerator", message, hint, "cluster");
+      error("", "unknown_accelerator", message, hint, "cluster");
     }
   }
   const std::string typed_name = !in.accelerator_name.empty()
@@ -179,7 +190,7 @@ Plan make_plan(const PlanInput& in) {
   } else if (spec.workload == Workload::maxtext || spec.workload == Workload::reference) {
     for (const ConfigIssue& issue :
          validate_config(spec.config, in.maxtext_version, to_string(spec.workload))) {
-      error(issue.code, issue.message, issue.hint, "config." + issue.key);
+      error("config_keys", issue.code, issue.message, issue.hint, "config." + issue.key);
     }
   } else if (spec.config.is_object() && !spec.config.empty()) {
     warning("config_not_checked",
@@ -191,18 +202,25 @@ Plan make_plan(const PlanInput& in) {
   // 3. Model.
   const ModelSpec* model = nullptr;
   if (spec.model) {
-    model = find_model(*spec.model);
+    if (in.known_models) {
+      if (in.model) model = &*in.model;
+    } else {
+      model = find_model(*spec.model);
+    }
     plan.model_name = *spec.model;
     if (!model) {
-      const std::string near = nearest_model(*spec.model);
-      error("unknown_model", "model '" + *spec.model + "' is not in the model catalog",
+      const std::vector<std::string> names = in.known_models ? *in.known_models : model_names();
+      const std::string near = nearest_model(*spec.model, names);
+      error("model", "unknown_model", "model '" + *spec.model + "' is not in the model catalog",
             (near.empty() ? std::string() : "did you mean '" + near + "'? ") +
-                "known: " + joined(model_names()),
+                "known: " + joined(names) +
+                "; add a model of your own with POST /api/v1/models (podium models add -f FILE)",
             "model");
     } else {
       plan.params = count_parameters(*model);
+      plan.moe = model->is_moe();
       if (spec.workload == Workload::maxtext && !model->maxtext_known && !spec.config_file)
-        error("model_needs_config",
+        error("model", "model_needs_config",
               "MaxText has no model_name '" + model->name +
                   "': a maxtext run of it must supply the model's config file",
               "set config_file to the YAML that defines it (MaxText's key names, e.g. "
@@ -236,8 +254,8 @@ Plan make_plan(const PlanInput& in) {
     MeshResult mesh = check_mesh(req);
     for (const std::string& w : mesh.warnings) warning("mesh", w, "");
     if (!mesh.ok) {
-      error(mesh.error_code.empty() ? "mesh_unmappable" : mesh.error_code, mesh.message, mesh.hint,
-            "parallelism");
+      error("mesh", mesh.error_code.empty() ? "mesh_unmappable" : mesh.error_code, mesh.message,
+            mesh.hint, "parallelism");
       plan.alternatives = propose_mesh_alternatives(req);
       if (!plan.alternatives.empty()) {
         std::string& hint = plan.errors.back().hint;
@@ -308,7 +326,7 @@ Plan make_plan(const PlanInput& in) {
     }
     if (memory.verdict == "does_not_fit") {
       const bool from_oom = memory.quoted && memory.quoted->oom;
-      error("hbm_exceeded",
+      error("hbm", "hbm_exceeded",
             (from_oom ? "needs at least " : "estimated ") +
                 format_fixed(from_oom ? memory.low_gib : memory.per_device_gib, 1) +
                 " GiB per device, more than the " + format_fixed(memory.capacity_gib, 2) +
@@ -338,7 +356,7 @@ Plan make_plan(const PlanInput& in) {
   din.extra_tokens_per_sequence = spec.workload == Workload::reference ? 1 : 0;
   DataPlan data = plan_data(din);
   if (data.exhausted) {
-    error("data_exhausted", data.message, data.hint, "steps");
+    error("data", "data_exhausted", data.message, data.hint, "steps");
   } else if (in.dataset && data.tokens_available_basis == "unknown") {
     warning("dataset_size_unknown",
             "the dataset's size in tokens is unknown, so the plan cannot tell whether it lasts " +
@@ -354,6 +372,8 @@ Plan make_plan(const PlanInput& in) {
     est.tflops_per_device_per_step = flops.total_tflops;
     est.learnable_weight_tflops = flops.learnable_weight_tflops;
     est.attention_tflops = flops.attention_tflops;
+    est.ffn_tflops = flops.ffn_tflops;
+    est.moe_ffn_tflops = flops.moe_ffn_tflops;
     if (in.history && in.history->mfu && *in.history->mfu > 0 && *in.history->mfu <= 1) {
       est.efficiency = *in.history->mfu;
       est.efficiency_basis = "history";
@@ -378,6 +398,8 @@ Plan make_plan(const PlanInput& in) {
 json to_json(const PlanIssue& issue) {
   json j = {{"code", issue.code}, {"message", issue.message}, {"hint", issue.hint}};
   if (!issue.field.empty()) j["field"] = issue.field;
+  if (!issue.check.empty()) j["check"] = issue.check;
+  if (issue.skipped) j["skipped"] = true;
   return j;
 }
 
@@ -428,6 +450,7 @@ json to_json(const Plan& plan) {
     if (plan.params) {
       model["total_params"] = plan.params->total;
       model["active_params_per_token"] = plan.params->active_per_token;
+      model["moe"] = plan.moe;
     }
   }
 
@@ -437,6 +460,8 @@ json to_json(const Plan& plan) {
     estimate = {{"tflops_per_device_per_step", e.tflops_per_device_per_step},
                 {"learnable_weight_tflops", e.learnable_weight_tflops},
                 {"attention_tflops", e.attention_tflops},
+                {"ffn_tflops", e.ffn_tflops},
+                {"moe_ffn_tflops", e.moe_ffn_tflops},
                 {"step_seconds", e.step_seconds},
                 {"tokens_per_second_per_device", e.tokens_per_second_per_device},
                 {"mfu", e.mfu},
@@ -464,6 +489,7 @@ json to_json(const Plan& plan) {
 
   return {{"ok", plan.ok},
           {"errors", errors},
+          {"skipped_checks", plan.skipped_checks},
           {"warnings", warnings},
           {"model", model},
           {"topology", topology},

@@ -48,6 +48,11 @@ struct PlanInput {
   std::optional<DatasetFacts> dataset;  // null: synthetic data / dataset not given
   std::optional<HistoryFacts> history;
   std::string maxtext_version = "current";  // mesh_axes list and config key list
+  // The model store (the server's `models` table): when set, spec.model is looked up here (the
+  // model the caller resolved, absent when there is none of that name) and unknown-model hints
+  // list these names. When not set, the compiled catalog (model_catalog.h) is used.
+  std::optional<std::vector<std::string>> known_models;
+  std::optional<ModelSpec> model;
 };
 
 struct PlanIssue {
@@ -55,12 +60,18 @@ struct PlanIssue {
   std::string message;
   std::string hint;
   std::string field;  // run spec field it concerns ("config.weight_decay"), may be empty
+  // The check an error belongs to (skippable_checks(): a run spec's skip_checks may waive it);
+  // empty for errors no check waives short of "force": true (an unknown accelerator, env_conflict).
+  std::string check;
+  bool skipped = false;  // the spec skips this error's check (or forces)
 };
 
 struct ThroughputEstimate {
   double tflops_per_device_per_step = 0;
   double learnable_weight_tflops = 0;
   double attention_tflops = 0;
+  double ffn_tflops = 0;      // dense and MoE FFN (router included)
+  double moe_ffn_tflops = 0;  // the MoE layers' part of it: router, routed and shared experts
   double step_seconds = 0;
   double tokens_per_second_per_device = 0;
   double mfu = 0;                // against the per-device peak
@@ -77,6 +88,9 @@ struct Plan {
   int num_slices = 1;
   std::string model_name;
   std::optional<ParamCounts> params;
+  bool moe = false;
+  // What the spec skipped (skip_checks; every check when it forces), shown in the plan.
+  std::vector<std::string> skipped_checks;
   std::optional<MeshResult> mesh;
   std::optional<HbmEstimate> memory;
   std::optional<DataPlan> data;
@@ -85,6 +99,9 @@ struct Plan {
 };
 
 Plan make_plan(const PlanInput& input);
+
+// Whether an error remains that the spec does not skip: such a plan refuses the submission.
+bool has_blocking_errors(const Plan& plan);
 
 // The contract's plan JSON:
 // {"ok","errors":[{"code","message","hint"}],"warnings":[...],"topology":{...},

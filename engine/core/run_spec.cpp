@@ -52,6 +52,7 @@ const std::set<std::string, std::less<>> kTopLevelFields = {"name",
                                                             "priority",
                                                             "tags",
                                                             "force",
+                                                            "skip_checks",
                                                             "num_slices",
                                                             "entrypoint",
                                                             "config_file",
@@ -563,6 +564,29 @@ RunSpecParse parse_run_spec(const json& body) {
       }
     }
   }
+  if (has("skip_checks")) {
+    const json& checks = body["skip_checks"];
+    if (!checks.is_array()) {
+      p.error("skip_checks",
+              std::string("must be an array of check names, got ") + type_name(checks));
+    } else if (checks.size() > 16) {
+      p.error("skip_checks", "at most 16 entries");
+    } else {
+      const std::vector<std::string>& valid = skippable_checks();
+      for (size_t i = 0; i < checks.size(); ++i) {
+        const std::string field = "skip_checks[" + std::to_string(i) + "]";
+        if (auto s = p.string(checks[i], field, true)) {
+          if (std::find(valid.begin(), valid.end(), *s) == valid.end()) {
+            p.error(field, "must be one of model, config_keys, mesh, hbm, data; got '" +
+                               s->substr(0, 64) + "'");
+          } else if (std::find(spec.skip_checks.begin(), spec.skip_checks.end(), *s) ==
+                     spec.skip_checks.end()) {
+            spec.skip_checks.push_back(*s);
+          }
+        }
+      }
+    }
+  }
   if (has("force")) {
     if (!body["force"].is_boolean()) {
       p.error("force", std::string("must be a boolean, got ") + type_name(body["force"]));
@@ -602,6 +626,7 @@ json to_json(const RunSpec& s) {
           {"priority", s.priority},
           {"tags", s.tags},
           {"force", s.force},
+          {"skip_checks", s.skip_checks},
           {"num_slices", s.num_slices ? json(*s.num_slices) : json(nullptr)},
           {"entrypoint", s.entrypoint_module         ? json(*s.entrypoint_module)
                          : s.entrypoint_argv.empty() ? json(nullptr)
@@ -614,6 +639,11 @@ json to_json(const RunSpec& s) {
           {"code_bundle", s.code_bundle ? json(*s.code_bundle) : json(nullptr)},
           {"maxtext_version", s.maxtext_version},
           {"env", s.env}};
+}
+
+const std::vector<std::string>& skippable_checks() {
+  static const std::vector<std::string> checks = {"model", "config_keys", "mesh", "hbm", "data"};
+  return checks;
 }
 
 json to_json(const FieldError& e) {

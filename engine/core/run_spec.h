@@ -48,6 +48,9 @@ struct RunSpec {
   std::optional<int> min_slices;
   std::string priority = "medium";
   std::vector<std::string> tags;
+  // Plan checks a submission skips (skippable_checks()); their errors are shown, not refused,
+  // and each skip is audited. force (the older all-or-nothing form) skips every check.
+  std::vector<std::string> skip_checks;
   bool force = false;
   std::optional<int> num_slices;  // overrides the cluster's slice count
 
@@ -94,6 +97,10 @@ RunSpecParse parse_run_spec(const nlohmann::json& body);
 // Round trip: the normalized spec (defaults filled in).
 nlohmann::json to_json(const RunSpec& spec);
 nlohmann::json to_json(const FieldError& error);
+
+// The plan checks skip_checks may name: model (unknown model, model config needed),
+// config_keys, mesh, hbm, data.
+const std::vector<std::string>& skippable_checks();
 
 // Valid priorities, lowest first.
 const std::vector<std::string>& run_priorities();

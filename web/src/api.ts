@@ -1,7 +1,7 @@
 // The one typed client of the Podium REST API. Same origin: the session cookie authenticates.
 import type {
   Accelerator, ApiToken, Attempt, Checkpoint, Cluster, ClusterCreate, ClusterPatch, CompareResult, Dataset,
-  DatasetCreate, LogLine, Me, Metrics, Model,
+  DatasetCreate, LogLine, Me, Metrics, Model, ModelCreate,
   Page, Plan, Problem, ProvisioningOption, Run, RunEvent, Summary, User, UserCreate, UserCreated,
   UserPatch, Worker, WorkerToken, WorkerTokenCreated,
 } from './types';
@@ -128,7 +128,11 @@ export class Api {
   createDataset(body: DatasetCreate) { return this.request<Dataset>('POST', '/datasets', body); }
   /** Its creator or an admin; 409 while runs refer to it. The data itself is not touched. */
   deleteDataset(name: string) { return this.request<void>('DELETE', `/datasets/${seg(name)}`); }
-  models() { return this.request<Page<Model>>('GET', '/models'); }
+  models() { return this.request<Page<Model>>('GET', '/models?limit=500'); }
+  /** A MaxText model config (yaml text or config object); 409 when the name exists. */
+  createModel(body: ModelCreate) { return this.request<Model>('POST', '/models', body); }
+  /** Its creator or an admin, never a built-in (403); 409 while a live run uses it. */
+  deleteModel(name: string) { return this.request<void>('DELETE', `/models/${seg(name)}`); }
 
   tokens() { return this.request<Page<ApiToken>>('GET', '/tokens'); }
   createToken(name: string) { return this.request<ApiToken>('POST', '/tokens', { name }); }

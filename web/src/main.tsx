@@ -13,6 +13,7 @@ import { ClusterPage, Clusters } from './pages/Clusters';
 import { Import } from './pages/Import';
 import { Tokens } from './pages/Tokens';
 import { Datasets } from './pages/Datasets';
+import { Models } from './pages/Models';
 import { Users } from './pages/Users';
 import { MeContext } from './session';
 import { canManageUsers } from './userForm';
@@ -28,6 +29,7 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === '/clusters') return <Clusters />;
   if ((m = match('/clusters/:name', path))) return <ClusterPage name={m.name} />;
   if (path === '/datasets') return <Datasets />;
+  if (path === '/models') return <Models />;
   if (path === '/import') return <Import />;
   if (path === '/tokens') return <Tokens />;
   if (path === '/users') return <Users />;
@@ -36,7 +38,7 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
 
 const NAV = [
   ['/runs', 'Runs'], ['/runs/new', 'New run'], ['/compare', 'Compare'], ['/clusters', 'Clusters'],
-  ['/datasets', 'Datasets'], ['/import', 'Import'], ['/tokens', 'Tokens'],
+  ['/datasets', 'Datasets'], ['/models', 'Models'], ['/import', 'Import'], ['/tokens', 'Tokens'],
 ] as const;
 /** Shown to admins only (the server answers 403 to anyone else). */
 const ADMIN_NAV = [['/users', 'Users']] as const;

@@ -59,6 +59,7 @@ export type Dataset = Schemas['Dataset'];
 export type DatasetCreate = Schemas['DatasetCreate'];
 
 export type Model = Schemas['Model'];
+export type ModelCreate = Schemas['ModelCreate'];
 
 export type Role = Schemas['Role'];
 export type User = Schemas['User'];

@@ -560,6 +560,50 @@ TEST_F(Cli, ModelsGet) {
   EXPECT_EQ(out(), "name: llama2-7b\nparameters:\n  total: 6738415616\n");
 }
 
+TEST_F(Cli, ModelsAddSendsTheYamlAsWrittenNamedAfterTheFile) {
+  const std::string text = "base_emb_dim: 2560\nrope_max_timescale: 50_000\n";
+  const std::string file = write_file("team-model.yml", text);
+  always(
+      201,
+      R"({"name":"team-model","parameters":{"total":18921556872,"active_per_token":3110000000}})");
+  ASSERT_EQ(run({"models", "add", "-f", file}), kExitOk);
+  ASSERT_EQ(requests().size(), 1u);
+  EXPECT_EQ(requests()[0].method, "POST");
+  EXPECT_EQ(requests()[0].path, "/api/v1/models");
+  const Json body = Json::parse(requests()[0].body);
+  EXPECT_EQ(body["name"], "team-model");
+  EXPECT_EQ(body["yaml"], text);
+  EXPECT_FALSE(body.contains("config"));
+  EXPECT_THAT(out(), StartsWith("added model team-model: "));
+}
+
+TEST_F(Cli, ModelsAddJsonFileWithNameAndDelete) {
+  const std::string file = write_file("m.json", R"({"base_emb_dim": 512})");
+  always(201, R"({"name":"other"})");
+  ASSERT_EQ(run({"models", "add", "-f", file, "--name", "other", "--description", "d"}), kExitOk);
+  const Json body = Json::parse(requests()[0].body);
+  EXPECT_EQ(body["name"], "other");
+  EXPECT_EQ(body["description"], "d");
+  EXPECT_EQ(body["config"]["base_emb_dim"], 512);
+  const std::string bad = write_file("bad.json", "[1]");
+  EXPECT_EQ(run({"models", "add", "-f", bad}), kExitUsage);
+  EXPECT_EQ(requests().size(), 1u);
+  in_.str("base_emb_dim: 1\n");
+  EXPECT_EQ(run({"models", "add", "-f", "-"}), kExitUsage);  // stdin needs --name
+  always(204, "");
+  ASSERT_EQ(run({"models", "delete", "other"}), kExitOk);
+  EXPECT_EQ(requests().back().method, "DELETE");
+  EXPECT_EQ(requests().back().path, "/api/v1/models/other");
+}
+
+TEST_F(Cli, SubmitSkipChecks) {
+  in_.str(kRunYaml);
+  always(201, R"({"id":"r1","name":"t1","state":"queued"})");
+  ASSERT_EQ(run({"runs", "submit", "-f", "-", "--skip-check", "hbm", "--skip-check", "mesh"}),
+            kExitOk);
+  EXPECT_EQ(Json::parse(requests()[0].body)["skip_checks"], Json::array({"hbm", "mesh"}));
+}
+
 // ----- runs -----
 
 TEST_F(Cli, SubmitConvertsYamlToJson) {

@@ -48,6 +48,13 @@ std::pair<std::string, std::string> fresh_bundle() {
   return {digest, bytes};
 }
 
+// The smallest model config POST /models accepts (MaxText keys as JSON).
+json tiny_model() {
+  return {{"base_emb_dim", 64},  {"base_num_query_heads", 2},    {"base_num_kv_heads", 2},
+          {"base_mlp_dim", 128}, {"base_num_decoder_layers", 2}, {"vocab_size", 256},
+          {"head_dim", 32}};
+}
+
 // Resources the rows act on. "member" owns the shared run and dataset; "other member" does not.
 struct World {
   Podium& p;
@@ -101,6 +108,13 @@ struct World {
     return attempt_id;
   }
 
+  // A model "member" added (POST /models), for the owner-only routes.
+  std::string member_model() {
+    const std::string name = unique_name("m");
+    require_status(member.api.post("/api/v1/models", {{"name", name}, {"config", tiny_model()}}),
+                   201);
+    return name;
+  }
   std::string fresh_cluster() { return p.create_cluster(unique_name("tmp"), "cpu-1")["id"]; }
   std::string fresh_member_run(bool finished) {
     std::string id = p.submit_run(member.api, cluster)["id"];
@@ -238,6 +252,18 @@ std::vector<Row> routes() {
       // model_routes.cpp
       {"GET", "/api/v1/models", "reader", fixed("/api/v1/models"), readers(200)},
       {"GET", "/api/v1/models/{name}", "reader", fixed("/api/v1/models/llama2-7b"), readers(200)},
+      {"POST", "/api/v1/models", "writer",
+       [](World&) {
+         return Call{"/api/v1/models", {{"name", unique_name("m")}, {"config", tiny_model()}}};
+       },
+       writers(201)},
+      {"PATCH", "/api/v1/models/{name}", "writer",
+       [](World& w) {
+         return Call{"/api/v1/models/" + w.member_model(), {{"description", "changed"}}};
+       },
+       owners(200)},
+      {"DELETE", "/api/v1/models/{name}", "writer",
+       [](World& w) { return Call{"/api/v1/models/" + w.member_model()}; }, owners(204)},
       // accelerator_routes.cpp
       {"GET", "/api/v1/accelerators", "reader", fixed("/api/v1/accelerators"), readers(200)},
       // run_routes.cpp

@@ -507,12 +507,28 @@ export interface paths {
         };
         /**
          * The model catalog
-         * @description Every model of the catalog compiled into the server (`engine/core/models/*.yaml`); not
-         *     paginated (`next_cursor` is always null). Any signed-in user.
+         * @description Every model in the `models` table, newest first: the built-in catalog (seeded at every
+         *     start from the files compiled into the server, `engine/core/models/*.yaml`,
+         *     `builtin: true`) and the models users added. Any signed-in user.
          */
         get: operations["listModels"];
         put?: never;
-        post?: never;
+        /**
+         * Add a model from its MaxText model config
+         * @description The model's architecture in MaxText's own keys (those of MaxText's
+         *     `configs/models/*.yml`: `base_emb_dim`, `base_num_query_heads`, `base_num_kv_heads`,
+         *     `head_dim`, `base_mlp_dim`, `base_num_decoder_layers`, `vocab_size`, `num_experts`,
+         *     `num_experts_per_tok`, `shared_experts`, `base_moe_mlp_dim`, `first_num_dense_layers`,
+         *     `attention_type: mla` with `q_lora_rank`, `kv_lora_rank`, `qk_nope_head_dim`,
+         *     `qk_rope_head_dim`, `v_head_dim`; a hybrid layout with
+         *     `inhomogeneous_layer_cycle_interval` and `gdn_*`), either as the YAML document (`yaml`)
+         *     or as a JSON object (`config`). Other MaxText keys are kept and ignored; keys left out take
+         *     MaxText's `base.yml` defaults. The planner counts parameters, FLOPs and HBM from it. A
+         *     model added here is not one MaxText knows by `model_name`: a maxtext run of it gives the
+         *     same file as `config_file`. 422 naming `yaml` or `config` when the architecture cannot be
+         *     counted, 409 when the name exists. Admins and members; audited.
+         */
+        post: operations["createModel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -531,15 +547,28 @@ export interface paths {
         };
         /**
          * One model of the catalog
-         * @description 404 with `valid_choices` (every model name) when unknown. Any signed-in user.
+         * @description With its stored MaxText keys (`config`) and, for a model added as YAML, the document.
+         *     404 with `valid_choices` (every model name) when unknown. Any signed-in user.
          */
         get: operations["getModel"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a model one added
+         * @description Its creator or an admin; never a built-in model (403). 409 while a live run uses it;
+         *     finished runs keep its name. Audited.
+         */
+        delete: operations["deleteModel"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a model's description or architecture
+         * @description Its creator or an admin. Built-in models are read-only for everyone (403: they are
+         *     refreshed from the catalog files at every start; add a copy under another name). A new
+         *     architecture (`yaml` or `config`) is refused with 409 while a live run uses the model.
+         *     Audited.
+         */
+        patch: operations["updateModel"];
         trace?: never;
     };
     "/api/v1/plan": {
@@ -1737,8 +1766,26 @@ export interface components {
             next_cursor: components["schemas"]["NextCursor"];
         };
         Model: {
+            /** @example mdl_3f9c0a1b2c3d4e5f */
+            id: string;
             /** @example llama2-7b */
             name: string;
+            /** @description Seeded from the catalog files; read-only. */
+            builtin: boolean;
+            /** @description Parameters active per token (parameters.active_per_token). */
+            active_parameters: number;
+            /** @description The user who added it; null for built-ins. */
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description GET /models/{name} and writes only: the MaxText keys as stored (YAML numbers as numbers). */
+            config?: {
+                [key: string]: unknown;
+            };
+            /** @description GET /models/{name} and writes only: the YAML document a user posted (null: posted as JSON, or built in). */
+            yaml?: string | null;
             description: string;
             source: string;
             /** @description The workload that runs it (`maxtext` or `reference`). */
@@ -1813,7 +1860,27 @@ export interface components {
         };
         ModelList: {
             items: components["schemas"]["Model"][];
-            next_cursor: null;
+            next_cursor: string | null;
+        };
+        /** @description Exactly one of yaml and config. */
+        ModelCreate: {
+            /** @example almodel-8b-team */
+            name: string;
+            description?: string;
+            /** @description A MaxText model config file (YAML). */
+            yaml?: string;
+            /** @description The same keys as a JSON object. */
+            config?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description At most one of yaml and config (the new architecture). */
+        ModelUpdate: {
+            description?: string;
+            yaml?: string;
+            config?: {
+                [key: string]: unknown;
+            };
         };
         /** @enum {string} */
         RunState: "queued" | "starting" | "running" | "recovering" | "cancelling" | "succeeded" | "failed" | "cancelled";
@@ -1910,10 +1977,16 @@ export interface components {
             priority?: components["schemas"]["Priority"];
             tags?: string[];
             /**
-             * @description Submit even when the plan has errors.
+             * @description Submit even when the plan has errors: skips every check (the older form of skip_checks).
              * @default false
              */
             force?: boolean;
+            /**
+             * @description Plan checks whose errors do not refuse the submission: `model` (unknown model, model
+             *     config needed), `config_keys`, `mesh`, `hbm`, `data`. The errors stay in the plan,
+             *     marked `skipped`; the run lists them in `skipped_checks`; each skip is audited.
+             */
+            skip_checks?: ("model" | "config_keys" | "mesh" | "hbm" | "data")[];
             /** @description `auto` (default: the cluster's), `fork`, `legacy`, a release (`0.2.0`) or a git commit (7-40 hex digits). */
             maxtext_version?: string;
         };
@@ -1962,8 +2035,10 @@ export interface components {
             workload: "maxtext" | "reference" | "command";
             /** @description The run spec as submitted (without `force`). */
             spec: Record<string, never>;
-            /** @description Submitted with `force` despite plan errors. */
+            /** @description Submitted despite plan errors (each in a skipped check, or with `force`). */
             forced: boolean;
+            /** @description The plan checks the submission skipped (skip_checks; every check with force). */
+            skipped_checks: ("model" | "config_keys" | "mesh" | "hbm" | "data")[];
             state: components["schemas"]["RunState"];
             failure_class: components["schemas"]["FailureClass"] | null;
             /** @description Why a failed run failed, in one line: its failing attempt's reason (for code_error: rank N exited with code C before the first step, then the exception line). Null unless the run failed; null for imported runs. */
@@ -2061,6 +2136,13 @@ export interface components {
             hint: string;
             /** @description The run spec field it concerns, e.g. `config.weight_decay` (when known). */
             field?: string;
+            /**
+             * @description Errors: the check it belongs to, which a run spec's skip_checks may skip (absent: only force skips it).
+             * @enum {string}
+             */
+            check?: "model" | "config_keys" | "mesh" | "hbm" | "data";
+            /** @description Errors: the spec skips this error's check; it does not refuse the submission. */
+            skipped?: boolean;
         };
         /**
          * @description The preflight verdict (`engine/core/planner.h` `to_json(Plan)`). Required members are the
@@ -2069,11 +2151,14 @@ export interface components {
         Plan: {
             ok: boolean;
             errors: components["schemas"]["PlanIssue"][];
+            /** @description The checks the spec skips (skip_checks; every check with force). */
+            skipped_checks?: ("model" | "config_keys" | "mesh" | "hbm" | "data")[];
             warnings: components["schemas"]["PlanIssue"][];
             model?: {
                 name: string;
                 total_params?: number;
                 active_params_per_token?: number;
+                moe?: boolean;
             } | null;
             topology: {
                 type: string;
@@ -2197,6 +2282,10 @@ export interface components {
                 tflops_per_device_per_step: number;
                 learnable_weight_tflops: number;
                 attention_tflops: number;
+                /** @description Of the learnable-weight TFLOPs: the FFN of every layer, dense and MoE (router included). */
+                ffn_tflops?: number;
+                /** @description Of ffn_tflops: the MoE layers (router, the num_experts_per_tok routed experts, shared experts); 0 for a dense model. */
+                moe_ffn_tflops?: number;
                 step_seconds: number;
                 tokens_per_second_per_device: number;
                 mfu: number;
@@ -3702,7 +3791,12 @@ export interface operations {
     };
     listModels: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page (opaque, MAC-protected). */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3718,8 +3812,41 @@ export interface operations {
                     "application/json": components["schemas"]["ModelList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelCreate"];
+            };
+        };
+        responses: {
+            /** @description The model. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -3747,6 +3874,68 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFoundChoices"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description MaxText `model_name`, e.g. `llama2-7b`, `almodel-8b`, `reference-tiny`. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFoundChoices"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description MaxText `model_name`, e.g. `llama2-7b`, `almodel-8b`, `reference-tiny`. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelUpdate"];
+            };
+        };
+        responses: {
+            /** @description The model as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFoundChoices"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -18,7 +18,7 @@ export function PlanPanel({ plan, error, planning, onApply }: { plan: Plan | nul
         <>
           {plan.errors.length > 0 && (
             <ul class="issues errors">
-              {plan.errors.map((e, i) => <li key={i} data-code={e.code}><strong>{e.code}</strong>: {e.message}{e.hint && <div class="hint">{e.hint}</div>}</li>)}
+              {plan.errors.map((e, i) => <li key={i} data-code={e.code}><strong>{e.code}</strong>{e.skipped && <span class="muted"> (skipped: {e.check ?? 'force'})</span>}: {e.message}{e.hint && <div class="hint">{e.hint}</div>}</li>)}
             </ul>
           )}
           {plan.alternatives.length > 0 && (

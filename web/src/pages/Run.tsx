@@ -62,6 +62,7 @@ export function RunPage({ id }: { id: string }) {
       <ErrorBox error={cancelError} />
       <FailureNotice run={run} />
       {run.waiting_reason && !['running', ...FINISHED_STATES].includes(run.state) && <p class="notice">Waiting: {run.waiting_reason}</p>}
+      {run.skipped_checks.length > 0 && <p class="notice" data-test="skipped-checks">Submitted skipping the plan's {run.skipped_checks.join(', ')} check{run.skipped_checks.length === 1 ? '' : 's'}{run.forced ? ' despite errors in them' : ''}.</p>}
       <section class="cards">
         <div class="card"><span class="label">Progress</span><strong>{progress(run.last_step, run.spec?.steps)}</strong></div>
         <div class="card"><span class="label">Restarts / recoveries</span><strong>{run.restarts} / {run.recoveries}</strong>{run.resumed_from_step !== null && <span class="muted small">resumed from {run.resumed_from_step}</span>}</div>

@@ -594,6 +594,41 @@ try {
     assert(await statusWithToken(podium.token, '/api/v1/datasets/web-c4') === 404, 'deleted on the server');
   });
 
+  await test('an admin adds a model by uploading its MaxText config; the planner counts it; a bad config is refused by field', async () => {
+    const file = resolve(new URL('../../../examples/configs/almodel-8b.yml', import.meta.url).pathname);
+    await page.goto(`${podium.base}/models`);
+    await page.waitForSelector('[data-test=models-table] tr[data-model=llama2-7b]');
+    await page.click('button:has-text("Add model")');
+    const form = '[data-test=model-form]';
+    await page.setInputFiles(`${form} input[name=file]`, file);
+    await page.waitForFunction((sel) => document.querySelector(sel)?.value.includes('base_emb_dim: 2560'), `${form} textarea[name=config]`);
+    assert(await page.inputValue(`${form} input[name=name]`) === 'almodel-8b', 'the file names the model');
+    await page.fill(`${form} input[name=name]`, 'web-almodel');
+    await shot('model-new');
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForSelector('[data-test=models-table] tr[data-model=web-almodel]');
+    const stored = await podium.call('GET', '/api/v1/models/web-almodel');
+    const builtin = await podium.call('GET', '/api/v1/models/almodel-8b');
+    assert(!stored.builtin && stored.parameters.total === builtin.parameters.total, `counted like the catalog's ALModel: ${stored.parameters.total}`);
+    assert((await page.textContent('[data-test=model-note]')).includes('18.9 B'), 'the note gives the parameter count');
+    await shot('model-added');
+    // A config without its sizes: the server's reason under the config field, nothing stored.
+    await page.click('button:has-text("Add model")');
+    await page.fill(`${form} input[name=name]`, 'web-bad-model');
+    await page.fill(`${form} textarea[name=config]`, 'base_emb_dim: 512\nvocab_size: 100\n');
+    await page.click(`${form} button[type=submit]`);
+    const server = await refusal('POST', '/api/v1/models', { name: 'web-bad-model', yaml: 'base_emb_dim: 512\nvocab_size: 100\n' });
+    const field = (server.errors ?? []).find((e) => e.field === 'yaml');
+    assert(server.status === 422 && field, `the server names yaml: ${JSON.stringify(server)}`);
+    await waitForText(`${form} label:has([name=config]) small.bad`, field.message);
+    assert(await statusWithToken(podium.token, '/api/v1/models/web-bad-model') === 404, 'nothing stored');
+    await page.click(`${form} button:has-text("Cancel")`);
+    assert(await page.locator('tr[data-model=llama2-7b] [data-test=delete-model]').count() === 0, 'built-ins offer no delete');
+    await page.click('tr[data-model=web-almodel] [data-test=delete-model]');
+    await page.waitForSelector('tr[data-model=web-almodel]', { state: 'detached' });
+    assert(await statusWithToken(podium.token, '/api/v1/models/web-almodel') === 404, 'deleted on the server');
+  });
+
   await test('an admin makes a worker token on a cluster page, joins a host with the command shown, and revokes the token', async () => {
     await podium.call('POST', '/api/v1/clusters', { name: 'web-join', accelerator: 'cpu-1', num_slices: 1, capacity: 'on-demand', labels: {} });
     await page.goto(`${podium.base}/clusters/web-join`);
