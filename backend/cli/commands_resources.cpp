@@ -371,8 +371,8 @@ int models_add(Context& ctx) {
     print_raw(ctx, c);
     return kExitOk;
   }
-  const Json* total = find_path(c.body, "parameters.total");
-  const Json* active = find_path(c.body, "parameters.active_per_token");
+  const Json* total = find_path(c.json, "parameters.total");
+  const Json* active = find_path(c.json, "parameters.active_per_token");
   ctx.out << "added model " << name;
   if (total && total->is_number())
     ctx.out << ": " << format_count(total->get<double>()) << " parameters";

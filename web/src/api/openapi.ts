@@ -1781,9 +1781,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             /** @description GET /models/{name} and writes only: the MaxText keys as stored (YAML numbers as numbers). */
-            config?: {
-                [key: string]: unknown;
-            };
+            config?: Record<string, never>;
             /** @description GET /models/{name} and writes only: the YAML document a user posted (null: posted as JSON, or built in). */
             yaml?: string | null;
             description: string;
