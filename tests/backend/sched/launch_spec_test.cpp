@@ -269,6 +269,14 @@ TEST(LaunchSpec, ModelNameOnlyForModelsMaxTextKnows) {
       {{"workload", "maxtext"}, {"model", "llama2-7b"}, {"steps", 10}}))[0]
                    .command;
   EXPECT_TRUE(has_arg(llama, "model_name=llama2-7b"));
+  // A model a user added (POST /models; not in the compiled catalog) is defined by its config
+  // file too; without one the planner refuses it (model_needs_config) unless skipped.
+  auto added = build_launch(two_slices_of_two({{"workload", "maxtext"},
+                                               {"model", "team-moe"},
+                                               {"steps", 10},
+                                               {"config_file", "configs/team.yml"}}))[0]
+                   .command;
+  for (const auto& a : added) EXPECT_NE(a.rfind("model_name=", 0), 0u) << a;
 }
 
 }  // namespace
