@@ -8,7 +8,7 @@ export { formatConfig, formatParallelism, parseConfig, parseParallelism } from '
 
 export const PRIORITIES = ['very-low', 'low', 'medium', 'high', 'very-high'] as const;
 /** The checks a run may skip one by one (`force` skips them all). */
-export const SKIP_CHECKS = ['mesh', 'hbm', 'data', 'config_keys'] as const;
+export const SKIP_CHECKS = ['model', 'mesh', 'hbm', 'data', 'config_keys'] as const;
 
 /**
  * Every field is text as typed; "" means "not given" (the server's default), so a spec

@@ -75,7 +75,7 @@ describe('every run-spec field', () => {
   });
   it('keeps every priority and skip check', () => {
     for (const priority of ['very-low', 'low', 'medium', 'high', 'very-high']) expect(roundTrip({ name: 'p', cluster: 'c', priority }).back).toEqual({ name: 'p', cluster: 'c', priority });
-    expect(roundTrip({ name: 's', cluster: 'c', skip_checks: [...SKIP_CHECKS] }).back.skip_checks).toEqual(['mesh', 'hbm', 'data', 'config_keys']);
+    expect(roundTrip({ name: 's', cluster: 'c', skip_checks: [...SKIP_CHECKS] }).back.skip_checks).toEqual(['model', 'mesh', 'hbm', 'data', 'config_keys']);
   });
   it('keeps tags that have commas or edge spaces of their own', () => {
     for (const tags of [['a,b', 'c'], [' x'], ['[bracket]']]) expect(roundTrip({ name: 't', cluster: 'c', tags }).back.tags).toEqual(tags);
