@@ -26,10 +26,12 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from limits_lib import fold, http_limits, ingest, quickstart, report, scale  # noqa: E402
+from peers import scenarios as peers  # noqa: E402
 from limits_lib.common import ROOT, Client, Psql, Server, log, scenario  # noqa: E402
 
 ALL = ["ingest_metrics", "ingest_logs", "api_get_run", "dispatch_latency", "agent_scale",
-       "query_metrics", "summary_compare", "log_query", "server_rss", "quickstart"]
+       "query_metrics", "summary_compare", "log_query", *peers.NAMES, "server_rss",
+       "quickstart"]
 
 
 def pg(cmd, pg_dir):
@@ -55,6 +57,13 @@ def main():
     ap.add_argument("--wrk-seconds", type=int, default=10)
     ap.add_argument("--dispatch-runs", type=int, default=200)
     ap.add_argument("--agents", type=int, default=1000, help="agent_scale's agents")
+    ap.add_argument("--peer-clients", type=int, default=32, help="peer scenarios' clients")
+    ap.add_argument("--peer-steps", type=int, default=10_000, help="steps per peer client")
+    ap.add_argument("--peer-samples", type=int, default=50, help="requests per peer query")
+    ap.add_argument("--peer-seconds", type=int, default=60,
+                    help="how long the peers' ingest clients send (their rate is slow)")
+    ap.add_argument("--peers-venv", help="MLflow's and Aim's venv, made from "
+                    "requirements/bench.txt when missing (default <bin-dir>/../peers-venv)")
     ap.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "latest.json"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--reuse-results", default="",
@@ -133,6 +142,11 @@ def main():
             attempt(["log_query"], lambda _: scale.log_query(
                 client, psql, data, args.samples,
                 "strpos(lower(l.line COLLATE \"C\"), lower($9::text COLLATE \"C\")) > 0"))
+        # MLflow and Aim beside Podium (issue 31), in their own venv (bench/peers/venv.py).
+        attempt(peers.NAMES, lambda names: peers.run(
+            server, psql, tmp, args.peers_venv or os.path.join(os.path.dirname(bin_dir),
+                                                                "peers-venv"), names,
+            args.peer_clients, args.peer_steps, args.peer_samples, args.peer_seconds))
         server.stop()
         server = None
         attempt(["server_rss"], lambda _: http_limits.server_rss(
