@@ -215,7 +215,7 @@ def run(server, psql, tmp, venv_dir, names, clients=32, steps=10_000, samples=50
             mlflow = MlflowServer(python, psql, tmp)
             rest = Rest(mlflow.port)
             psql_mlflow = Psql(mlflow.store_uri)
-            about = {"mlflow": mlflow.version, "mlflow_workers": mlflow.workers,
+            about = {"mlflow_version": mlflow.version, "mlflow_workers": mlflow.workers,
                      "mlflow_backend_store": "PostgreSQL, the same cluster as Podium's "
                      "(database mlflow_bench), psycopg2"}
             if "peer_mlflow_ingest" in names:
@@ -272,7 +272,7 @@ def run(server, psql, tmp, venv_dir, names, clients=32, steps=10_000, samples=50
                 f"tracking for at most {peer_seconds} s (its own repository)")
             got = _aim(python, "ingest", 3600, repo=repo, clients=clients, steps=steps,
                        seconds=peer_seconds)
-            about = {"aim": got["aim_version"],
+            about = {"aim_version": got["aim_version"],
                      "aim_storage": "its own repository (RocksDB files), written in each client "
                      "process; no server in the write path"}
             peer = {k: got[k] for k in ("seconds", "values", "values_per_s", "index_seconds",
