@@ -52,6 +52,14 @@ MODELS = {
     "moe-tiny": dict(emb_dim=256, num_query_heads=4, num_kv_heads=2, head_dim=64, mlp_dim=512,
                      num_decoder_layers=2, vocab_size=4096, num_experts=4, num_experts_per_tok=2,
                      moe_mlp_dim=512, capacity_factor=1.25),
+    # Cheap to compile (seconds of CPU each) yet with activations, not only logits, deciding the
+    # verdict: a small vocabulary, a few wide layers; the MoE one routes 8 experts top-2 with
+    # capacity, so its dispatch/combine buffers grow with the sequence.
+    "dense-small": dict(emb_dim=1024, num_query_heads=8, num_kv_heads=4, head_dim=128,
+                        mlp_dim=4096, num_decoder_layers=4, vocab_size=8192),
+    "moe-small": dict(emb_dim=512, num_query_heads=8, num_kv_heads=4, head_dim=64, mlp_dim=1024,
+                      num_decoder_layers=4, vocab_size=8192, num_experts=8, num_experts_per_tok=2,
+                      moe_mlp_dim=1024, capacity_factor=1.25),
 }
 
 # Podium slice -> (family, topology) for the JAX topology devices.
@@ -60,7 +68,8 @@ SLICES = {"v5e-8": ("v5e", "2x4"), "v6e-8": ("v6e", "2x4"), "v5p-8": ("v5p", "2x
 
 
 def grid(subset: str = "full") -> list[dict]:
-    """The full grid, or the CI subset ("ci": four small compiles, two that do not fit)."""
+    """The full grid, or the CI subset ("ci": four small compiles, dense and MoE, two that fit
+    and two that do not; the failing ones stop at XLA's memory assignment and are the cheapest)."""
     cases = []
 
     def add(accelerator, model, pdb, seq, remat, axes=None):
@@ -73,20 +82,48 @@ def grid(subset: str = "full") -> list[dict]:
         add("v5e-8", "dense-tiny", 1, 512, "full")
         add("tpu7x-8", "moe-tiny", 2, 512, "minimal")
         add("v5e-8", "dense-tiny", 16, 8192, "full")
-        add("v5e-8", "dense-tiny", 32, 8192, "full")
+        add("v6e-8", "moe-tiny", 16, 8192, "full")
         return cases
-    # A compile for a TPU topology takes minutes of CPU on this host: five shapes on each of
-    # three families (v5e 16 GiB, v6e 32 GiB, tpu7x 96 GiB per device), interleaved so that a
-    # partial run still covers all three, and three remat / MoE variants.
-    for model, pdb, seq in (("dense-1b", 1, 2048), ("moe-8x1b", 1, 2048), ("dense-8b", 1, 2048),
-                            ("dense-1b", 4, 4096), ("moe-8x1b", 4, 4096)):
+    # The first shapes (1B-8B models, 16-32 layers) take minutes of CPU per compile on this
+    # host; their figures are kept in compiled_cache.json. The rest are small models whose
+    # compiles take seconds, sized so that each family sees shapes well inside and well beyond
+    # its HBM (v5e 16 GiB, v6e 32 GiB, v5p and tpu7x 96 GiB per device) under three remat
+    # policies, dense and MoE.
+    for model, pdb, seq in (("dense-1b", 1, 2048), ("moe-8x1b", 1, 2048)):
         for accelerator in ("v5e-8", "v6e-8", "tpu7x-8"):
             add(accelerator, model, pdb, seq, "full")
+    add("v5e-8", "dense-8b", 1, 2048, "full")
+    add("tpu7x-8", "dense-8b", 1, 2048, "full")
     add("v5e-8", "dense-1b", 2, 2048, "full")
     add("v5e-8", "moe-8x1b", 2, 2048, "full")
-    add("v5e-8", "dense-1b", 2, 2048, "minimal")
-    add("v6e-8", "moe-8x1b", 2, 2048, "minimal")
-    add("tpu7x-8", "moe-16x2b", 1, 2048, "full")
+    add("v5e-8", "dense-tiny", 1, 512, "full")
+    add("tpu7x-8", "moe-tiny", 2, 512, "minimal")
+    add("v6e-8", "moe-tiny", 16, 8192, "full")
+    add("v6e-8", "moe-tiny", 16, 8192, "full")
+    for accelerator, batches in (("v5e-8", (4, 16, 32)), ("v6e-8", (8, 32)),
+                                 ("v5p-8", (32, 128)), ("tpu7x-8", (32, 128))):
+        for pdb in batches:
+            add(accelerator, "dense-tiny", pdb, 8192, "full")
+    small = {  # accelerator -> (remat, batch, sequence) of dense-small
+        "v5e-8": (("full", 8, 4096), ("full", 32, 8192), ("minimal", 16, 4096),
+                  ("minimal", 16, 8192), ("save_dot_except_mlp", 8, 8192)),
+        "v6e-8": (("full", 32, 4096), ("minimal", 32, 8192), ("save_dot_except_mlp", 16, 8192)),
+        "v5p-8": (("full", 64, 8192), ("minimal", 32, 8192), ("minimal", 128, 8192)),
+        "tpu7x-8": (("full", 32, 8192), ("minimal", 32, 8192), ("minimal", 128, 8192),
+                    ("save_dot_except_mlp", 64, 8192)),
+    }
+    for accelerator, shapes in small.items():
+        for remat, pdb, seq in shapes:
+            add(accelerator, "dense-small", pdb, seq, remat)
+    moe = {  # accelerator -> (remat, batch, sequence) of moe-small
+        "v5e-8": (("full", 2, 4096), ("full", 1, 8192), ("full", 8, 8192), ("minimal", 4, 4096)),
+        "v6e-8": (("full", 4, 8192), ("full", 16, 8192), ("minimal", 8, 4096)),
+        "v5p-8": (("full", 16, 8192), ("full", 64, 8192)),
+        "tpu7x-8": (("full", 16, 8192), ("full", 64, 8192), ("minimal", 16, 4096)),
+    }
+    for accelerator, shapes in moe.items():
+        for remat, pdb, seq in shapes:
+            add(accelerator, "moe-small", pdb, seq, remat)
     return cases
 
 
@@ -148,7 +185,7 @@ def compile_case(case: dict) -> dict:
     axes = mesh_axes(case, len(devices))
     names = ("data", "fsdp", "tensor", "expert")
     mesh = Mesh(mesh_utils.create_device_mesh([axes.get(n, 1) for n in names], devices), names)
-    t0 = time.time()
+    t0, cpu0 = time.time(), time.process_time()
     try:
         compiled = jax_decoder.compile_step(MODELS[case["model"]], mesh, case["remat_policy"],
                                             case["per_device_batch_size"],
@@ -158,6 +195,7 @@ def compile_case(case: dict) -> dict:
         if result is None:
             raise
         result["seconds"] = round(time.time() - t0, 1)
+        result["cpu_seconds"] = round(time.process_time() - cpu0, 1)
         return result
     ma = compiled.memory_analysis()
     total = (ma.argument_size_in_bytes + ma.output_size_in_bytes - ma.alias_size_in_bytes +
@@ -165,10 +203,12 @@ def compile_case(case: dict) -> dict:
     return {"verdict": "fits", "gib": total / GIB,
             "argument_gib": ma.argument_size_in_bytes / GIB,
             "output_gib": ma.output_size_in_bytes / GIB, "alias_gib": ma.alias_size_in_bytes / GIB,
-            "temp_gib": ma.temp_size_in_bytes / GIB, "seconds": round(time.time() - t0, 1)}
+            "temp_gib": ma.temp_size_in_bytes / GIB, "seconds": round(time.time() - t0, 1),
+            "cpu_seconds": round(time.process_time() - cpu0, 1)}
 
 
 def podium_estimates(planner: str, cases: list[dict]) -> dict[str, dict]:
+    import jax_decoder
     lines = []
     for c in cases:
         family, topology = SLICES[c["accelerator"]]
@@ -179,7 +219,9 @@ def podium_estimates(planner: str, cases: list[dict]) -> dict[str, dict]:
             "model_yaml": model_yaml(c["model"], MODELS[c["model"]]),
             "axes": mesh_axes(c, n), "per_device_batch_size": c["per_device_batch_size"],
             "max_target_length": c["max_target_length"], "remat_policy": c["remat_policy"],
-            "capacity_factor": MODELS[c["model"]].get("capacity_factor", -1.0)}))
+            "capacity_factor": MODELS[c["model"]].get("capacity_factor", -1.0),
+            # jax_decoder's attention: blocks of 512 queries against the whole sequence.
+            "attention_query_block": jax_decoder.ATTENTION_CHUNK}))
     done = subprocess.run([planner], input="\n".join(lines) + "\n", capture_output=True,
                           text=True, check=True)
     out = {}
@@ -200,6 +242,7 @@ def summarize(rows: list[dict]) -> dict:
     return {"cases": len(rows), "verdict_agree": agree,
             "verdict_agree_share": round(agree / len(rows), 4) if rows else None,
             "uncertain": sum(1 for r in rows if r["podium"]["verdict"] == "uncertain"),
+            "ratio_cases": len(ratios),
             "median_ratio": round(statistics.median(ratios), 4) if ratios else None,
             "worst_ratio": round(worst, 4) if worst else None}
 
@@ -231,9 +274,12 @@ def main() -> int:
     if todo:
         # Separate processes: each compile is single-threaded for most of its time.
         ctx = multiprocessing.get_context("spawn")
+        print(f"compiling {len(todo)} cases ({len(cases) - len(todo)} cached), {args.jobs} at "
+              f"once", flush=True)
+        started = time.time()
         with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
             futures = {pool.submit(compile_case, c): c for c in todo}
-            for future in concurrent.futures.as_completed(futures):
+            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 c = futures[future]
                 try:
                     cache[c["id"]] = future.result()
@@ -245,9 +291,9 @@ def main() -> int:
                               flush=True)
                         continue
                     cache[c["id"]] = result
-                print(f"compiled {c['id']}: {cache[c['id']]['verdict']} "
-                      f"{cache[c['id']]['gib']:.2f} GiB ({cache[c['id']]['seconds']} s)",
-                      flush=True)
+                print(f"[{done}/{len(todo)}, {time.time() - started:.0f} s] compiled {c['id']}: "
+                      f"{cache[c['id']]['verdict']} {cache[c['id']]['gib']:.2f} GiB "
+                      f"({cache[c['id']]['seconds']} s)", flush=True)
                 # Merge with what is on disk: another run may have added cases meanwhile.
                 on_disk = json.loads(cache_path.read_text()) if cache_path.exists() else {}
                 cache = {**on_disk, **cache}

@@ -37,6 +37,10 @@ from jax.sharding import PartitionSpec as P
 
 BATCH = ("data", "fsdp", "expert")
 
+# Queries per attention block (each block's scores span the whole sequence); Podium's estimate
+# is told the same (attention_query_block), as MaxText's splash kernel keeps its blocks in VMEM.
+ATTENTION_CHUNK = 512
+
 REMAT_SAVED = {
     "full": (),
     "save_qkv_proj": ("query_proj", "key_proj", "value_proj"),
@@ -158,7 +162,7 @@ def moe_mlp(x, w, cfg, dtype, mesh):
     return jnp.einsum("xbce,bsxc->bse", out, combine)
 
 
-def make_train_step(cfg: dict, mesh, remat_policy: str, attention_chunk: int = 512):
+def make_train_step(cfg: dict, mesh, remat_policy: str, attention_chunk: int = ATTENTION_CHUNK):
     dtype = jnp.bfloat16
     moe = cfg.get("num_experts", 1) > 1
     act = NamedSharding(mesh, P(_axes(mesh, BATCH), None, _axes(mesh, ("tensor",))))

@@ -87,9 +87,15 @@ def compare(case: dict, jax: dict, pod: dict) -> str | None:
     return None
 
 
-def run(planner: str, cases: list[dict]) -> dict:
+def run(planner: str, cases: list[dict], progress: bool = False) -> dict:
+    """Both verdicts for every case; with progress, a line to stderr every 100 cases."""
     t0 = time.time()
-    jax = {c["id"]: maxtext_mesh.maxtext_mesh(c) for c in cases}
+    jax = {}
+    for i, c in enumerate(cases, 1):
+        jax[c["id"]] = maxtext_mesh.maxtext_mesh(c)
+        if progress and (i % 100 == 0 or i == len(cases)):
+            print(f"mesh: JAX answered {i}/{len(cases)} cases ({time.time() - t0:.0f} s)",
+                  file=sys.stderr, flush=True)
     t_jax = time.time() - t0
     pod = podium_verdicts(planner, cases)
     disagree = []

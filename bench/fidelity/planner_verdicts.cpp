@@ -8,7 +8,8 @@
 //   -> {"id","ok","error_code","message","logical_axis_index","remaining_mesh","ici","dcn","axes"}
 // HBM case (asks estimate_hbm for a model given as catalog YAML, like the planner does):
 //   {"kind":"hbm","id":"...","model_yaml":"...","accelerator":"v5p-8","axes":{"fsdp":4},
-//    "per_device_batch_size":2,"max_target_length":1024,"remat_policy":"full","opt_type":"adamw"}
+//    "per_device_batch_size":2,"max_target_length":1024,"remat_policy":"full","opt_type":"adamw",
+//    "capacity_factor":1.25,"attention_query_block":512}
 //   -> {"id","per_device_gib","low_gib","high_gib","capacity_gib","verdict","breakdown"}
 // A line that cannot be read gives {"id","error":"..."}; the program never stops on bad input.
 #include <iostream>
@@ -88,6 +89,7 @@ json hbm_verdict(const json& c) {
   in.dtype = c.value("dtype", std::string("bfloat16"));
   in.grad_dtype = c.value("grad_dtype", std::string("float32"));
   in.capacity_factor = c.value("capacity_factor", -1.0);
+  in.attention_query_block = c.value("attention_query_block", 0);
   in.capacity_gib = acc.type->usable_hbm_gib_per_device;
   const HbmEstimate e = estimate_hbm(in);
   return {{"per_device_gib", e.per_device_gib},

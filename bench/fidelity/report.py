@@ -2,7 +2,7 @@
 """Runs both fidelity checks and writes bench/results/fidelity.json and a Markdown table
 (bench/results/fidelity.md, pasted into docs/planner.md). Called by bench/fidelity/run.sh.
 
-fidelity.json: {"commit", "versions", "mesh": {"cases", "agree", "disagree": [...]},
+fidelity.json: {"commit", "versions", "seconds", "mesh": {"cases", "agree", "disagree": [...]},
                 "hbm": {"cases", "verdict_agree", "median_ratio", "worst_ratio", ...,
                         "rows": [...]}}
 """
@@ -15,6 +15,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -31,11 +32,24 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cached-only", action="store_true",
                         help="HBM: only the grid cases already compiled (compiled_cache.json)")
+    parser.add_argument("--reuse-mesh", action="store_true",
+                        help="keep the mesh section of the existing output (and the commit it was "
+                             "computed at) instead of asking JAX the whole corpus again")
     parser.add_argument("--out", default=str(ROOT / "bench/results/fidelity.json"))
     args = parser.parse_args()
 
-    cases = [json.loads(line) for line in open(HERE / "mesh_corpus.jsonl") if line.strip()]
-    mesh = mesh_diff.run(args.planner, cases)
+    started = time.time()
+    mesh_commit = None
+    if args.reuse_mesh:
+        previous = json.loads(pathlib.Path(args.out).read_text())
+        mesh = previous["mesh"]
+        mesh_commit = previous["mesh"].get("commit", previous["commit"])
+        print(f"mesh: reused from {args.out} (commit {mesh_commit})", file=sys.stderr, flush=True)
+    else:
+        cases = [json.loads(line) for line in open(HERE / "mesh_corpus.jsonl") if line.strip()]
+        mesh = mesh_diff.run(args.planner, cases, progress=True)
+        print(f"mesh: {mesh['agree']}/{mesh['cases']} agree ({mesh['seconds']} s)",
+              file=sys.stderr, flush=True)
     grid_args = [sys.executable, str(HERE / "compile_grid.py"), "--planner", args.planner,
                  "--jobs", str(args.jobs), "--out", "/dev/stdout"]
     # compile_grid prints progress lines, then the JSON document as the last output.
@@ -54,7 +68,8 @@ def main() -> int:
     result = {
         "commit": commit, "versions": versions,
         "mesh": {"cases": mesh["cases"], "agree": mesh["agree"], "disagree": mesh["disagree"],
-                 "jax_maps": mesh["jax_maps"], "jax_refuses": mesh["jax_refuses"]},
+                 "jax_maps": mesh["jax_maps"], "jax_refuses": mesh["jax_refuses"],
+                 "seconds": mesh.get("seconds"), "commit": mesh_commit or commit},
         "hbm": {**hbm["summary"], "rows": [
             {"id": r["id"], "compiled_verdict": r["compiled"]["verdict"],
              "compiled_gib": round(r["compiled"]["gib"], 3),
@@ -65,6 +80,7 @@ def main() -> int:
              "ratio": round(r["podium"]["per_device_gib"] / r["compiled"]["gib"], 3)}
             for r in hbm["rows"]]},
     }
+    result["seconds"] = round(time.time() - started, 1)
     out = pathlib.Path(args.out)
     out.write_text(json.dumps(result, indent=1) + "\n")
     lines = ["| case (slice/model/batch x seq/remat) | compiler | GiB | Podium | GiB (band) | ratio |",
@@ -76,7 +92,9 @@ def main() -> int:
     h = result["hbm"]
     lines += ["", f"Mesh: {mesh['agree']} of {mesh['cases']} cases agree with JAX. HBM: verdict "
               f"agrees on {h['verdict_agree']} of {h['cases']}, median estimate/compiled "
-              f"{h['median_ratio']}, worst {h['worst_ratio']}."]
+              f"{h['median_ratio']}, worst {h['worst_ratio']} (ratios over the "
+              f"{h['ratio_cases']} cases with a whole-program figure; {h['uncertain']} "
+              f"uncertain). Regenerated in {result['seconds']:.0f} s."]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

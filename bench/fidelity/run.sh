@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The planner against real JAX/XLA (issue 26; docs/planner.md "Fidelity against JAX"):
-#   bench/fidelity/run.sh [--fresh] [--jobs N] [--cached-only]
+#   bench/fidelity/run.sh [--fresh] [--jobs N] [--cached-only] [--reuse-mesh]
 # builds planner_verdicts in build/test (or $PODIUM_BUILD_DIR), asks JAX and the planner every
 # case of bench/fidelity/mesh_corpus.jsonl, compiles the HBM grid for TPU topologies on this CPU
 # host (figures cached in bench/fidelity/compiled_cache.json; --fresh recompiles all, which takes

@@ -185,10 +185,22 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   // recomputed intermediates and their gradients (kHbmLayerWorkingCopies).
   b.activations = s.tokens_per_device * saved_dims_all_layers / s.layers * a_bytes / hidden;
   b.layer_working = s.tokens_per_device * working_dims * a_bytes * kHbmLayerWorkingCopies / hidden;
+  // Attention scores outside a flash kernel: a block of `attention_query_block` queries against
+  // every key of the sequence at a time, float32 scores and their probabilities in the compute
+  // dtype (MaxText attention=dot_product: one block of S; splash/flash keep them in VMEM: none).
+  if (in.attention_query_block > 0) {
+    const double block = std::min<double>(in.attention_query_block, shape.max_target_length);
+    const double sequences = s.tokens_per_device / shape.max_target_length;
+    b.layer_working += sequences * static_cast<double>(m.num_query_heads) * block *
+                       shape.max_target_length * (4.0 + a_bytes) / hidden;
+  }
 
   // Logits in float32 (cast_logits_to_fp32), batch also split over pipeline stages
   // (activation_embed_and_logits_batch), vocab over tensor axes; vocab tiling computes the loss
-  // in num_vocab_tiling chunks; kHbmLogitsCopies float32 copies at the peak.
+  // in num_vocab_tiling chunks; kHbmLogitsCopies float32 copies at the peak. (The compile grid's
+  // decoder also keeps the bfloat16 original at very large token counts, 23.48 GiB for 15.63 of
+  // float32 logits on v5e; MaxText's deepseek2-16b run does not: 100.4 GB in all, which the
+  // extra copy would overshoot by 15%.)
   const double logits_tokens = s.tokens_per_device / s.layers;
   b.logits = logits_tokens * static_cast<double>(m.vocab_size) * 4.0 * kHbmLogitsCopies / hidden /
              std::max(1, in.num_vocab_tiling);

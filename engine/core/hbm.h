@@ -81,6 +81,10 @@ struct HbmInput {
   // MaxText capacity_factor (base.yml -1: dropless routing). > 0: the dense_matmul path with
   // expert capacity and dispatch/combine masks.
   double capacity_factor = -1;
+  // Attention outside a flash kernel: queries per block whose scores against the whole sequence
+  // are materialized (MaxText attention=dot_product: max_target_length). 0: flash/splash
+  // attention (MaxText's default on TPU), whose scores never reach HBM.
+  int attention_query_block = 0;
   // remat_policy=custom: MaxText per-tensor keys (query_proj, mlpwo, ...) -> remat|device|offload.
   std::map<std::string, std::string> custom_remat;
   double capacity_gib = 0;  // usable HBM per device

@@ -293,6 +293,11 @@ Plan make_plan(const PlanInput& in) {
     if (spec.config.is_object() && spec.config.contains("capacity_factor") &&
         spec.config["capacity_factor"].is_number())
       hin.capacity_factor = spec.config["capacity_factor"].get<double>();
+    // MaxText's dot_product attention materializes each layer's [S, S] scores; the default
+    // (autoselected: splash on TPU) and flash keep them out of HBM.
+    if (spec.workload == Workload::maxtext &&
+        config_string(spec.config, "attention", "autoselected") == "dot_product")
+      hin.attention_query_block = static_cast<int>(shape.max_target_length);
     if (hin.remat_policy == "custom") {
       for (const auto& [key, value] : spec.config.items()) {
         if (value.is_string()) {

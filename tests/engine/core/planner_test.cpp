@@ -282,6 +282,24 @@ TEST(Planner, HistoryCalibratesEfficiencyAndMemory) {
   EXPECT_NEAR(plan.memory->per_device_gib, base.memory->per_device_gib * 1.5, 1e-9);
 }
 
+// MaxText attention=dot_product materializes each layer's [S, S] scores in HBM; the default
+// (splash on TPU) does not: the plan's layer working set grows by the scores of one layer.
+TEST(Planner, DotProductAttentionCountsItsScores) {
+  PlanInput in;
+  in.spec = spec_from(json::parse(R"({
+    "name": "dot", "cluster": "v5p", "model": "llama2-7b", "steps": 10,
+    "per_device_batch_size": 1, "max_target_length": 4096, "parallelism": {"ici_fsdp": 4}
+  })"));
+  in.accelerator_name = "v5p-8";
+  const Plan splash = make_plan(in);
+  in.spec.config["attention"] = "dot_product";
+  const Plan dot = make_plan(in);
+  ASSERT_TRUE(splash.memory && dot.memory);
+  // 1 sequence x 32 heads x 4096 queries x 4096 keys x (float32 + bfloat16) bytes.
+  EXPECT_NEAR(dot.memory->breakdown.layer_working - splash.memory->breakdown.layer_working,
+              32.0 * 4096 * 4096 * 6 / (1024.0 * 1024 * 1024), 1e-9);
+}
+
 TEST(Planner, DenseDefaultEfficiencyAndGpuPeak) {
   EXPECT_EQ(default_efficiency(AcceleratorKind::tpu, false), 0.40);
   EXPECT_EQ(default_efficiency(AcceleratorKind::tpu, true), 0.30);
