@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # Installs what Podium needs from Debian's packages, PyPI (one virtual environment, .venv/) and
 # the npm registry. Idempotent: what is already present is not touched, so a second run costs
-# seconds. Usage: scripts/setup.sh [--tools]   (--tools: also the bench/test tools, see
-# requirements/README.md)
+# seconds. Usage: scripts/setup.sh [--tools] [--maxtext]
+#   --tools    also the bench/test tools (requirements/README.md)
+#   --maxtext  also a separate environment with real MaxText 0.2.0 (.venv-maxtext/, or
+#              $PODIUM_MAXTEXT_VENV) for the MaxText e2e test (docs/maxtext-on-cpu.md)
 set -euo pipefail
 with_tools=0
-[ "${1:-}" = "--tools" ] && with_tools=1
+with_maxtext=0
+for arg in "$@"; do
+  case "$arg" in
+    --tools) with_tools=1 ;;
+    --maxtext) with_maxtext=1 ;;
+    *) echo "setup: unknown option $arg (usage: scripts/setup.sh [--tools] [--maxtext])" >&2; exit 2 ;;
+  esac
+done
 
 DEBIAN_PACKAGES=(
   build-essential cmake pkg-config ninja-build mold ccache git curl ca-certificates procps
@@ -81,6 +90,31 @@ else
   "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q "${args[@]}"
   "$venv/bin/python" -m pip check >/dev/null || { "$venv/bin/python" -m pip check; exit 1; }
   { digest_of "$root/requirements/workload.txt"; echo "$digest"; } > "$stamp"
+fi
+
+# Real MaxText (PyPI maxtext 0.2.0) in an environment of its own: its ~90 extra packages
+# (TensorFlow, transformers, grain, ...) stay out of the project's environment. maxtext declares
+# Requires-Python >= 3.12, which pip only lets a command-line option override, and one line of
+# it needs a Python 3.11 spelling (patch_py311.py). The stamp holds the digest of the requirement
+# files and the patch, so an unchanged environment is reused.
+if [ $with_maxtext -eq 1 ]; then
+  mt_venv="${PODIUM_MAXTEXT_VENV:-$root/.venv-maxtext}"
+  mt_inputs=("$root/requirements/workload.txt" "$root/requirements/maxtext.txt"
+             "$root/engine/workloads/maxtext/patch_py311.py")
+  mt_digest=$(digest_of "${mt_inputs[@]}")
+  mt_stamp="$mt_venv/.podium-requirements"
+  if [ -x "$mt_venv/bin/python" ] && grep -qx "$mt_digest" "$mt_stamp" 2>/dev/null; then
+    echo "setup: MaxText environment $mt_venv present"
+  else
+    echo "setup: MaxText environment $mt_venv from requirements/workload.txt + maxtext.txt (several minutes the first time)"
+    rm -f "$mt_stamp"
+    [ -x "$mt_venv/bin/python" ] || "$python" -m venv "$mt_venv"
+    "$mt_venv/bin/python" -m pip install --disable-pip-version-check --no-input -q \
+      --ignore-requires-python -r "$root/requirements/workload.txt" -r "$root/requirements/maxtext.txt"
+    "$mt_venv/bin/python" -m pip check >/dev/null || { "$mt_venv/bin/python" -m pip check; exit 1; }
+    "$mt_venv/bin/python" "$root/engine/workloads/maxtext/patch_py311.py"
+    echo "$mt_digest" > "$mt_stamp"
+  fi
 fi
 
 if [ -f "$root/web/package.json" ]; then

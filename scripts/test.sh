@@ -9,7 +9,9 @@ started=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
 
 step "setup"
-./scripts/setup.sh --tools
+# --maxtext: real MaxText 0.2.0 in .venv-maxtext/ for its e2e test (tests/e2e/maxtext_run_test.cpp);
+# reused when unchanged, several minutes the first time (docs/maxtext-on-cpu.md).
+./scripts/setup.sh --tools --maxtext
 
 # In CI nobody attaches a debugger: -g1 keeps functions and line tables for stack traces and
 # compiles faster than full debug info. Locally the builds keep -g.

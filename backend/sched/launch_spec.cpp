@@ -83,6 +83,10 @@ std::vector<std::string> training_arguments(const LaunchInput& in, const std::st
       if (!dcn_data_given)
         kv.emplace_back("dcn_data_parallelism", std::to_string(in.members.size()));
     } else {
+      // MaxText on CPU hosts: its CPU initialisation, no persistent compilation cache
+      // (engine/core/maxtext_launch.h).
+      if (maxtext && in.accelerator_kind == "cpu")
+        for (auto& [key, value] : core::maxtext_cpu_arguments()) kv.emplace_back(key, value);
       kv.emplace_back("num_slices", std::to_string(in.gang_slices));
       // Elastic: on fewer slices than asked, data parallelism over DCN absorbs the difference.
       if (in.gang_slices != in.requested_slices) kv.emplace_back("dcn_data_parallelism", "-1");
@@ -247,6 +251,11 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
         if (value.is_string()) own[name] = value.get<std::string>();
     for (auto& [name, value] : own)
       if (!core::is_gang_environment_key(name)) r.env[name] = value;
+    // MaxText's CPU initialisation reads the coordinator as a bare host and its process id from
+    // Kubernetes Job variables (engine/core/maxtext_launch.h).
+    if (workload == "maxtext" && in.accelerator_kind == "cpu")
+      for (auto& [name, value] : core::maxtext_cpu_environment(coordinator.address, m.rank, world))
+        r.env[name] = value;
     if (m.rank == 0) r.checkpoint_dir = checkpoint_dir;
     out.push_back(std::move(r));
   }

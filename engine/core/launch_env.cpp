@@ -5,13 +5,17 @@ namespace podium::core {
 const std::set<std::string, std::less<>>& gang_environment_keys() {
   // What MaxText's and JAX's multi-host initialisation read (jax.distributed.initialize on TPU
   // from TPU_WORKER_ID / TPU_WORKER_HOSTNAMES and MEGASCALE_* for multislice; on GPU
-  // JAX_COORDINATOR_IP/PORT with NNODES, NODE_RANK, GPUS_PER_NODE), torch.distributed's
+  // JAX_COORDINATOR_IP/PORT with NNODES, NODE_RANK, GPUS_PER_NODE; on CPU JOB_INDEX,
+  // JOB_COMPLETION_INDEX, PROCESSES_IN_JOB, see maxtext_launch.h), torch.distributed's
   // variables, and Podium's own identity of the attempt.
   static const std::set<std::string, std::less<>> keys = {"JAX_COORDINATOR_ADDRESS",
                                                           "JAX_COORDINATOR_IP",
                                                           "JAX_COORDINATOR_PORT",
                                                           "JAX_PROCESS_COUNT",
                                                           "JAX_PROCESS_ID",
+                                                          "JOB_INDEX",
+                                                          "JOB_COMPLETION_INDEX",
+                                                          "PROCESSES_IN_JOB",
                                                           "TPU_WORKER_ID",
                                                           "TPU_WORKER_HOSTNAMES",
                                                           "MEGASCALE_COORDINATOR_ADDRESS",

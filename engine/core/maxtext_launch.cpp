@@ -102,4 +102,16 @@ std::string compile_module_for(std::string_view train_module) {
   return {};
 }
 
+std::map<std::string, std::string> maxtext_cpu_environment(std::string_view coordinator_host,
+                                                           int rank, int world_size) {
+  return {{"JAX_COORDINATOR_ADDRESS", std::string(coordinator_host)},
+          {"JOB_INDEX", "0"},
+          {"JOB_COMPLETION_INDEX", std::to_string(rank)},
+          {"PROCESSES_IN_JOB", std::to_string(world_size)}};
+}
+
+std::vector<std::pair<std::string, std::string>> maxtext_cpu_arguments() {
+  return {{"hardware", "cpu"}, {"jax_cache_dir", ""}};
+}
+
 }  // namespace podium::core

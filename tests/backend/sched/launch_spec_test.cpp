@@ -256,6 +256,52 @@ TEST(LaunchSpec, CpuHostsGiveEachProcessItsDevices) {
   EXPECT_EQ(build_launch(in)[0].env.count("XLA_FLAGS"), 0u);
 }
 
+TEST(LaunchSpec, MaxTextOnCpuHostsGetsItsCpuInitialisationAndNoCompilationCache) {
+  auto in = two_slices_of_two({{"workload", "maxtext"},
+                               {"model", "llama2-7b"},
+                               {"config_file", "/cfg/tiny.yml"},
+                               {"config", {{"steps", 5}}}});
+  in.accelerator_kind = "cpu";
+  in.gang_slices = in.requested_slices = 1;
+  auto ranks = build_launch(in);
+  ASSERT_EQ(ranks.size(), 4u);
+  const auto& cmd = ranks[0].command;
+  EXPECT_TRUE(has_arg(cmd, "hardware=cpu"));
+  EXPECT_TRUE(has_arg(cmd, "jax_cache_dir="));
+  // Before the run's own config, so that the run can override them.
+  const auto hardware = std::find(cmd.begin(), cmd.end(), "hardware=cpu");
+  const auto steps = std::find(cmd.begin(), cmd.end(), "steps=5");
+  ASSERT_NE(steps, cmd.end());
+  EXPECT_LT(hardware, steps);
+  // MaxText resolves JAX_COORDINATOR_ADDRESS as a bare host and adds port 1234 itself; its
+  // process id is JOB_INDEX * PROCESSES_IN_JOB + JOB_COMPLETION_INDEX.
+  for (const auto& r : ranks) {
+    EXPECT_EQ(r.env.at("JAX_COORDINATOR_ADDRESS"), "10.0.0.1") << r.rank;
+    EXPECT_EQ(r.env.at("JOB_INDEX"), "0");
+    EXPECT_EQ(r.env.at("JOB_COMPLETION_INDEX"), std::to_string(r.rank));
+    EXPECT_EQ(r.env.at("PROCESSES_IN_JOB"), "4");
+    EXPECT_EQ(r.env.at("JAX_PROCESS_COUNT"), "4");
+    EXPECT_EQ(r.env.at("JAX_PROCESS_ID"), std::to_string(r.rank));
+  }
+  // The run's env cannot move a rank: the Job variables are gang-forming.
+  in.spec["env"] = {{"JOB_COMPLETION_INDEX", "3"}, {"PROCESSES_IN_JOB", "9"}};
+  EXPECT_EQ(build_launch(in)[1].env.at("JOB_COMPLETION_INDEX"), "1");
+  EXPECT_EQ(build_launch(in)[1].env.at("PROCESSES_IN_JOB"), "4");
+  // The reference workload reads Podium's host:port; MaxText on TPU hosts gets neither.
+  auto reference = in;
+  reference.spec = {{"workload", "reference"}, {"model", "reference-tiny"}};
+  auto ref = build_launch(reference);
+  EXPECT_EQ(ref[0].env.at("JAX_COORDINATOR_ADDRESS"), "10.0.0.1:9000");
+  EXPECT_EQ(ref[0].env.count("JOB_INDEX"), 0u);
+  EXPECT_FALSE(has_arg(ref[0].command, "hardware=cpu"));
+  in.accelerator_kind = "tpu";
+  auto tpu = build_launch(in);
+  EXPECT_EQ(tpu[0].env.at("JAX_COORDINATOR_ADDRESS"), "10.0.0.1:9000");
+  EXPECT_EQ(tpu[0].env.count("PROCESSES_IN_JOB"), 0u);
+  EXPECT_FALSE(has_arg(tpu[0].command, "hardware=cpu"));
+  EXPECT_FALSE(has_arg(tpu[0].command, "jax_cache_dir="));
+}
+
 TEST(LaunchSpec, ModelNameOnlyForModelsMaxTextKnows) {
   // almodel-8b is defined by the run's config file: model_name=almodel-8b would make MaxText
   // look for configs/models/almodel-8b.yml and stop.

@@ -41,5 +41,22 @@ TEST(MaxTextLaunch, EachFormHasItsCompileModule) {
   EXPECT_FALSE(parse_maxtext_layout("other").has_value());
 }
 
+TEST(MaxTextLaunch, CpuEnvironmentIsWhatMaxTextsCpuInitialisationReads) {
+  // process_id = JOB_INDEX * PROCESSES_IN_JOB + JOB_COMPLETION_INDEX must be the rank, and the
+  // coordinator a bare host (MaxText resolves it and adds its own port).
+  const auto env = maxtext_cpu_environment("10.0.0.7", 3, 8);
+  EXPECT_EQ(env, (std::map<std::string, std::string>{{"JAX_COORDINATOR_ADDRESS", "10.0.0.7"},
+                                                     {"JOB_INDEX", "0"},
+                                                     {"JOB_COMPLETION_INDEX", "3"},
+                                                     {"PROCESSES_IN_JOB", "8"}}));
+  EXPECT_EQ(std::stoi(env.at("JOB_INDEX")) * std::stoi(env.at("PROCESSES_IN_JOB")) +
+                std::stoi(env.at("JOB_COMPLETION_INDEX")),
+            3);
+  EXPECT_EQ(kMaxTextCpuCoordinatorPort, 1234);
+  // hardware=cpu picks that initialisation; the persistent compilation cache stays off.
+  EXPECT_EQ(maxtext_cpu_arguments(), (std::vector<std::pair<std::string, std::string>>{
+                                         {"hardware", "cpu"}, {"jax_cache_dir", ""}}));
+}
+
 }  // namespace
 }  // namespace podium::core
