@@ -335,6 +335,7 @@ WorkerProcess& E2eTest::start_worker(const std::string& cluster, int slice, int 
            {"PYTHONDONTWRITEBYTECODE", "1"},
            {"PYTHONUNBUFFERED", "1"}};
   for (const auto& [k, v] : settings().worker_env) o.env[k] = v;
+  o.extra_args = settings().worker_args;
   workers_.push_back(std::make_unique<WorkerProcess>(o));
   workers_.back()->start();
   return *workers_.back();

@@ -116,6 +116,8 @@ class E2eTest : public ::testing::Test {
     bool private_postgres = false;
     // Added to every agent's environment (e.g. PODIUM_CA_FILE for a server on https).
     std::map<std::string, std::string> worker_env = {};
+    // Added to every agent's command line (a later --python wins over the fixture's).
+    std::vector<std::string> worker_args = {};
   };
   virtual Settings settings() const { return {}; }
 
