@@ -191,7 +191,8 @@ TEST_F(MaxTextOnCpu, TwoAgentsRunRealMaxTextAndRecoverAKilledHostFromItsCheckpoi
     }
   }
 
-  // reference-tiny's architecture in MaxText's keys (tiny.yml); the run names no command.
+  // tiny.yml: reference-tiny's widths, depth and vocabulary in MaxText's llama2 block (the
+  // catalog says MaxText has no model_name reference-tiny, so Podium passes none). No command.
   const fs::path config = it::repo_root() / "engine/workloads/maxtext/tiny.yml";
   const json spec = {{"name", unique_name("maxtext")},
                      {"cluster", cluster},
