@@ -2,11 +2,15 @@
 // follow (GET /runs/{id}/logs/stream, Server-Sent Events).
 #include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <tuple>
+#include <vector>
 
 #include "backend/api/api_context.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/cursor.h"
 #include "backend/common/problem.h"
+#include "backend/ingest/step_line_store.h"
 #include "engine/core/json_text.h"
 
 namespace podium::api {
@@ -41,18 +45,123 @@ void require_run(db::Transaction& tx, const std::string& id) {
     throw http::not_found("no run " + id);
 }
 
+// Rank 0's step lines stored once (backend/ingest/step_line_store.h) come back as their
+// metrics rows with a NULL line; their text is rebuilt here.
 json log_item(const db::Result& r, size_t i) {
   return {{"attempt", r.int64(i, "attempt_number")},
           {"attempt_id", r.at(i, "attempt_id")},
           {"rank", r.int64(i, "rank")},
           {"seq", r.int64(i, "seq")},
           {"ts", r.at(i, "ts")},
-          {"line", r.at(i, "line")}};
+          {"line", r.is_null(i, "line") ? ingest::rebuilt_step_line(r, i) : r.at(i, "line")}};
 }
 
 // SQL matching an attempt given as id or as number.
 const char* kAttemptMatch =
     "($2::text IS NULL OR l.attempt_id = $2 OR l.attempt_number::text = $2)";
+
+// Columns of a log_lines row beside a stored-once step row (the m_* columns are NULL).
+const char* kNoStepColumns =
+    "NULL::bigint AS m_step, NULL::float8 AS m_seconds, NULL::float8 AS m_tflops, NULL::float8 "
+    "AS m_tokens, NULL::float8 AS m_weights, NULL::float8 AS m_loss, NULL::text AS m_prefix";
+
+// A page position (attempt, rank, seq) for rank 0's stored-once lines, which have rank 0 only:
+// the (attempt_number, log_seq) after which they follow the position.
+std::pair<std::int64_t, std::int64_t> step_row_position(const json& position) {
+  const std::int64_t a = position["a"], r = position["r"], s = position["s"];
+  if (r < 0) return {a, -1};
+  if (r == 0) return {a, s};
+  return {a, INT64_MAX / 2};  // past rank 0 of attempt a: only later attempts
+}
+
+struct Line {
+  std::int64_t attempt, rank, seq;
+  json item;
+};
+
+// Up to `limit` of a run's text lines after `position` (and matching the search), in order.
+std::vector<Line> text_lines(db::Transaction& tx, const std::string& run_id,
+                             const LogFilter& filter, const json& position, int limit,
+                             const std::optional<std::string>& search, const char* search_match) {
+  auto r = tx.exec(
+      "SELECT l.attempt_id, l.attempt_number, l.rank, l.seq, " + rfc3339("l.ts") +
+          " AS ts, l.line, " + kNoStepColumns + " FROM log_lines l WHERE l.run_id = $1 AND " +
+          kAttemptMatch +
+          " AND ($3::int IS NULL OR l.rank = $3::int) AND ($4::bigint IS NULL OR l.seq > "
+          "$4::bigint) AND (l.attempt_number, l.rank, l.seq) > ($5::int, $6::int, $7::bigint) "
+          "AND ($9::text IS NULL OR " +
+          search_match + ") ORDER BY l.attempt_number, l.rank, l.seq LIMIT $8::int",
+      {run_id, filter.attempt, filter.rank ? db::Param(std::to_string(*filter.rank)) : db::Param(),
+       filter.after ? db::Param(std::to_string(*filter.after)) : db::Param(), position["a"].dump(),
+       position["r"].dump(), position["s"].dump(), std::to_string(limit), search});
+  std::vector<Line> out;
+  out.reserve(r.size());
+  for (size_t i = 0; i < r.size(); ++i)
+    out.push_back(
+        {r.int64(i, "attempt_number"), r.int64(i, "rank"), r.int64(i, "seq"), log_item(r, i)});
+  return out;
+}
+
+// One read of rank 0's stored-once step lines after (attempt, seq), in order.
+db::Result step_rows(db::Transaction& tx, const std::string& run_id, const LogFilter& filter,
+                     std::pair<std::int64_t, std::int64_t> after, int limit) {
+  return tx.exec(
+      "SELECT m.attempt_id, m.attempt_number, 0 AS rank, m.log_seq AS seq, " + rfc3339("m.at") +
+          " AS ts, NULL::text AS line, " + ingest::kRebuiltLineColumns +
+          " FROM metrics m WHERE m.run_id = $1 AND m.log_seq IS NOT NULL AND ($2::text IS NULL "
+          "OR m.attempt_id = $2 OR m.attempt_number::text = $2) AND ($3::int IS NULL OR "
+          "$3::int = 0) AND ($4::bigint IS NULL OR m.log_seq > $4::bigint) AND "
+          "(m.attempt_number, m.log_seq) > ($5::int, $6::bigint) "
+          "ORDER BY m.attempt_number, m.log_seq LIMIT $7::int",
+      {run_id, filter.attempt, filter.rank ? db::Param(std::to_string(*filter.rank)) : db::Param(),
+       filter.after ? db::Param(std::to_string(*filter.after)) : db::Param(),
+       std::to_string(after.first), std::to_string(after.second), std::to_string(limit)});
+}
+
+bool before(const Line& a, const Line& b) {
+  return std::tie(a.attempt, a.rank, a.seq) < std::tie(b.attempt, b.rank, b.seq);
+}
+
+// Case-insensitive substring as the text lines' SQL compares (ASCII letters folded; a rebuilt
+// step line is ASCII but for its logger prefix).
+bool contains_folded(const std::string& line, const std::string& term) {
+  auto fold = [](unsigned char c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; };
+  if (term.size() > line.size()) return false;
+  for (size_t i = 0; i + term.size() <= line.size(); ++i) {
+    size_t k = 0;
+    while (k < term.size() && fold(static_cast<unsigned char>(line[i + k])) ==
+                                  fold(static_cast<unsigned char>(term[k])))
+      ++k;
+    if (k == term.size()) return true;
+  }
+  return false;
+}
+
+// Up to `limit` stored-once step lines after `position`, matching the search when there is one.
+// A search rebuilds each line to compare it, a chunk at a time, and stops once every line it
+// could still find would sort after `bound` (the last text line a full page already holds).
+std::vector<Line> step_lines(db::Transaction& tx, const std::string& run_id,
+                             const LogFilter& filter, const json& position, int limit,
+                             const std::optional<std::string>& search,
+                             const std::optional<Line>& bound) {
+  constexpr int kChunk = 5000;
+  std::vector<Line> out;
+  auto after = step_row_position(position);
+  while (static_cast<int>(out.size()) < limit) {
+    auto r = step_rows(tx, run_id, filter, after, search ? kChunk : limit);
+    for (size_t i = 0; i < r.size() && static_cast<int>(out.size()) < limit; ++i) {
+      Line line{r.int64(i, "attempt_number"), 0, r.int64(i, "seq"), json()};
+      if (bound && before(*bound, line)) return out;
+      json item = log_item(r, i);
+      if (search && !contains_folded(item["line"].get_ref<const std::string&>(), *search)) continue;
+      line.item = std::move(item);
+      out.push_back(std::move(line));
+    }
+    if (!search || r.size() < static_cast<size_t>(kChunk)) break;
+    after = {r.int64(r.size() - 1, "attempt_number"), r.int64(r.size() - 1, "seq")};
+  }
+  return out;
+}
 
 http::Response list_logs(ApiContext& ctx, http::RequestContext& rc) {
   const std::string run_id = rc.param("id");
@@ -84,33 +193,34 @@ http::Response list_logs(ApiContext& ctx, http::RequestContext& rc) {
   const char* search_match =
       ascii_search ? "strpos(lower(l.line COLLATE \"C\"), lower($9::text COLLATE \"C\")) > 0"
                    : "strpos(lower(l.line), lower($9::text)) > 0";
-  auto r = ctx.db.transact(
+  const int want = limit + 1;
+  auto page = ctx.db.transact(
       [&](db::Transaction& tx) {
+        // Text lines and stored-once step lines are two reads: one snapshot for both, so that a
+        // batch committing between them cannot leave a hole the cursor would step over.
+        tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
         require_run(tx, run_id);
-        return tx.exec(
-            "SELECT l.attempt_id, l.attempt_number, l.rank, l.seq, " + rfc3339("l.ts") +
-                " AS ts, l.line FROM log_lines l WHERE l.run_id = $1 AND " + kAttemptMatch +
-                " AND ($3::int IS NULL OR l.rank = $3::int) AND ($4::bigint IS NULL OR l.seq > "
-                "$4::bigint) AND (l.attempt_number, l.rank, l.seq) > ($5::int, $6::int, "
-                "$7::bigint) AND ($9::text IS NULL OR " +
-                search_match +
-                ") "
-                "ORDER BY l.attempt_number, l.rank, l.seq LIMIT $8::int",
-            {run_id, filter.attempt,
-             filter.rank ? db::Param(std::to_string(*filter.rank)) : db::Param(),
-             filter.after ? db::Param(std::to_string(*filter.after)) : db::Param(),
-             position["a"].dump(), position["r"].dump(), position["s"].dump(),
-             std::to_string(limit + 1), search});
+        auto texts = text_lines(tx, run_id, filter, position, want, search, search_match);
+        std::optional<Line> bound;
+        if (static_cast<int>(texts.size()) == want) bound = texts.back();
+        auto steps = step_lines(tx, run_id, filter, position, want, search, bound);
+        std::vector<Line> merged;
+        merged.reserve(texts.size() + steps.size());
+        std::merge(std::make_move_iterator(texts.begin()), std::make_move_iterator(texts.end()),
+                   std::make_move_iterator(steps.begin()), std::make_move_iterator(steps.end()),
+                   std::back_inserter(merged), before);
+        if (static_cast<int>(merged.size()) > want) merged.resize(static_cast<size_t>(want));
+        return merged;
       },
       db::TxMode::read_only);
   json items = json::array();
-  const size_t n = std::min(r.size(), static_cast<size_t>(limit));
-  for (size_t i = 0; i < n; ++i) items.push_back(log_item(r, i));
+  const size_t n = std::min(page.size(), static_cast<size_t>(limit));
+  for (size_t i = 0; i < n; ++i) items.push_back(std::move(page[i].item));
   json next = nullptr;
-  if (r.size() > n && n > 0)
-    next = http::encode_cursor(ctx.cursor_key, {{"a", r.int64(n - 1, "attempt_number")},
-                                                {"r", r.int64(n - 1, "rank")},
-                                                {"s", r.int64(n - 1, "seq")}});
+  if (page.size() > n && n > 0)
+    next = http::encode_cursor(
+        ctx.cursor_key,
+        {{"a", page[n - 1].attempt}, {"r", page[n - 1].rank}, {"s", page[n - 1].seq}});
   return json_response(200, {{"items", items}, {"next_cursor", next}});
 }
 
@@ -207,13 +317,22 @@ class LogStream : public http::BodyStream {
         [&](db::Transaction& tx) {
           auto s = tx.exec("SELECT state FROM runs WHERE id = $1", {run_id_});
           std::string state = s.empty() ? "" : s.at(0, "state");
+          // Per host, its text lines and (rank 0) its stored-once step lines after the last
+          // seq sent; both kinds drew their arrival id in seq order when stored, so ordering by
+          // id and cutting at the batch size keeps each host's lines gapless.
           auto lines = tx.exec(
-              "SELECT l.attempt_id, l.attempt_number, l.rank, l.seq, " + rfc3339("l.ts") +
-                  " AS ts, l.line, l.id FROM attempt_hosts ah JOIN attempts a ON a.id = "
-                  "ah.attempt_id CROSS JOIN LATERAL (SELECT * FROM log_lines l WHERE "
-                  "l.attempt_id = ah.attempt_id AND l.rank = ah.rank AND l.seq > "
-                  "COALESCE(($4::jsonb ->> (ah.attempt_id || '/' || ah.rank))::bigint, -1) "
-                  "ORDER BY l.seq LIMIT $5::int) l WHERE a.run_id = $1 AND ($2::text IS NULL OR "
+              "SELECT l.* FROM attempt_hosts ah JOIN attempts a ON a.id = ah.attempt_id CROSS "
+              "JOIN LATERAL ((SELECT l.attempt_id, l.attempt_number, l.rank, l.seq, " +
+                  rfc3339("l.ts") + " AS ts, l.line, l.id, " + kNoStepColumns +
+                  " FROM log_lines l WHERE l.attempt_id = ah.attempt_id AND l.rank = ah.rank AND "
+                  "l.seq > COALESCE(($4::jsonb ->> (ah.attempt_id || '/' || ah.rank))::bigint, "
+                  "-1) ORDER BY l.seq LIMIT $5::int) UNION ALL (SELECT m.attempt_id, "
+                  "m.attempt_number, 0, m.log_seq, " +
+                  rfc3339("m.at") + ", NULL::text, m.log_id, " + ingest::kRebuiltLineColumns +
+                  " FROM metrics m WHERE ah.rank = 0 AND m.run_id = a.run_id AND "
+                  "m.attempt_number = a.number AND m.log_seq IS NOT NULL AND m.log_seq > "
+                  "COALESCE(($4::jsonb ->> (ah.attempt_id || '/0'))::bigint, -1) ORDER BY "
+                  "m.log_seq LIMIT $5::int)) l WHERE a.run_id = $1 AND ($2::text IS NULL OR "
                   "a.id = $2 OR a.number::text = $2) AND ($3::int IS NULL OR ah.rank = $3::int) "
                   "ORDER BY l.id LIMIT $5::int",
               {run_id_, filter_.attempt,

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/common/pg_array_literal.h"
+#include "backend/ingest/step_line_store.h"
 #include "engine/core/json_text.h"
 #include "engine/core/maxtext_log.h"
 
@@ -104,33 +105,118 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   IngestResult result;
   result.next_seq = b.seq + static_cast<std::int64_t>(b.lines.size());
   if (b.lines.empty()) return result;
+  const size_t count = b.lines.size();
   std::vector<std::string> stored;
-  stored.reserve(b.lines.size());
-  PgArrayLiteral lines;
-  for (const auto& l : b.lines) {
-    stored.push_back(storable_line(l));
-    lines.text(stored.back());
+  std::vector<core::ParsedLine> parsed;
+  stored.reserve(count);
+  parsed.reserve(count);
+  // Rank 0's step lines that rebuild from their figures are stored once, as their metrics rows
+  // (step_line_store.h); every other line as text. One statement writes both, drawing each
+  // line's arrival id in seq order, and gives back what was new.
+  PgArrayLiteral lines, prefixes, steps, seconds, tflops, tokens, weights, losses;
+  std::vector<bool> compact(count, false);
+  for (size_t i = 0; i < count; ++i) {
+    stored.push_back(storable_line(b.lines[i]));
+    parsed.push_back(core::parse_maxtext_line(stored.back()));
+    std::optional<std::string> prefix;
+    const core::StepMetrics* m = nullptr;
+    if (b.rank == 0 && (m = parsed.back().step())) prefix = compact_step_prefix(stored.back(), *m);
+    if (prefix) {
+      compact[i] = true;
+      lines.null();
+      prefixes.text(*prefix);
+      steps.integer(m->step);
+      seconds.number(m->seconds);
+      tflops.number(m->tflops_per_device);
+      tokens.number(m->tokens_per_second_per_device);
+      weights.number(m->total_weights);
+      losses.number(std::isfinite(*m->loss) ? m->loss : std::optional<double>(std::nan("")));
+    } else {
+      lines.text(stored.back());
+      prefixes.null();
+      steps.null();
+      seconds.null();
+      tflops.null();
+      tokens.null();
+      weights.null();
+      losses.null();
+    }
   }
-  // Only the seqs come back: the text of a new line is the one just sent.
-  auto inserted = tx.exec(
-      "INSERT INTO log_lines (run_id, attempt_id, attempt_number, rank, seq, line) "
-      "SELECT $1, $2, $3::int, $4::int, $5::bigint + t.ord - 1, t.line "
-      "FROM unnest($6::text[]) WITH ORDINALITY AS t(line, ord) "
-      "ON CONFLICT (attempt_id, rank, seq) DO NOTHING RETURNING seq",
+  auto written = tx.exec(
+      "WITH input AS (SELECT $5::bigint + t.ord - 1 AS seq, t.line, t.prefix, t.step, t.s, t.tf, "
+      "t.tok, t.w, t.loss, nextval('log_lines_id_seq') AS id FROM unnest($6::text[], $7::text[], "
+      "$8::bigint[], $9::float8[], $10::float8[], $11::float8[], $12::float8[], $13::float8[]) "
+      "WITH ORDINALITY AS t(line, prefix, step, s, tf, tok, w, loss, ord)), "
+      "as_text AS (INSERT INTO log_lines (id, run_id, attempt_id, attempt_number, rank, seq, line) "
+      "SELECT id, $1, $2, $3::int, $4::int, seq, line FROM input WHERE prefix IS NULL "
+      "ON CONFLICT (attempt_id, rank, seq) DO NOTHING RETURNING seq), "
+      "as_row AS (INSERT INTO metrics (run_id, attempt_id, attempt_number, step, step_seconds, "
+      "tflops_per_device, tokens_per_second_per_device, total_weights, loss, log_seq, log_prefix, "
+      "log_id) SELECT $1, $2, $3::int, step, s, tf, tok, w, loss, seq, prefix, id FROM input "
+      "WHERE prefix IS NOT NULL ON CONFLICT (attempt_id, step) DO NOTHING RETURNING log_seq) "
+      "SELECT i.seq, i.id, i.step, (t.seq IS NOT NULL OR r.log_seq IS NOT NULL) AS fresh "
+      "FROM input i LEFT JOIN as_text t ON t.seq = i.seq LEFT JOIN as_row r ON r.log_seq = i.seq "
+      "WHERE t.seq IS NOT NULL OR r.log_seq IS NOT NULL OR i.prefix IS NOT NULL",
       {b.run_id, b.attempt_id, std::to_string(b.attempt_number), std::to_string(b.rank),
-       std::to_string(b.seq), lines.str()});
-  result.stored = static_cast<int>(inserted.size());
-  if (inserted.empty()) return result;
+       std::to_string(b.seq), lines.str(), prefixes.str(), steps.str(), seconds.str(), tflops.str(),
+       tokens.str(), weights.str(), losses.str()});
 
   std::vector<std::int64_t> fresh_seqs;
-  fresh_seqs.reserve(inserted.size());
-  for (size_t i = 0; i < inserted.size(); ++i) fresh_seqs.push_back(inserted.int64(i, "seq"));
+  std::vector<bool> stored_as_row(count, false);
+  // A compact line whose step already has a row: the same line again (a retried batch) or a
+  // step printed twice in one attempt, whose line then keeps its text.
+  struct Taken {
+    std::int64_t step, seq, id;
+  };
+  std::vector<Taken> step_taken;
+  for (size_t i = 0; i < written.size(); ++i) {
+    const std::int64_t seq = written.int64(i, "seq");
+    if (written.boolean(i, "fresh")) {
+      fresh_seqs.push_back(seq);
+      stored_as_row[static_cast<size_t>(seq - b.seq)] = compact[static_cast<size_t>(seq - b.seq)];
+    } else {
+      step_taken.push_back({written.int64(i, "step"), seq, written.int64(i, "id")});
+    }
+  }
+  if (!step_taken.empty()) {
+    PgArrayLiteral taken;
+    for (const Taken& t : step_taken) taken.integer(t.step);
+    auto rows = tx.exec(
+        "SELECT step, log_seq FROM metrics WHERE attempt_id = $1 AND step = ANY($2::bigint[])",
+        {b.attempt_id, taken.str()});
+    std::map<std::int64_t, std::optional<std::int64_t>> row_line;  // step -> its row's log_seq
+    for (size_t i = 0; i < rows.size(); ++i)
+      row_line[rows.int64(i, "step")] = rows.opt_int64(i, "log_seq");
+    PgArrayLiteral ids, seqs, texts;
+    int again = 0;
+    for (const auto& [step, seq, id] : step_taken) {
+      if (row_line[step] == seq) continue;  // this very line, stored before
+      ids.integer(id);
+      seqs.integer(seq);
+      texts.text(stored[static_cast<size_t>(seq - b.seq)]);
+      ++again;
+    }
+    if (again > 0) {
+      auto kept = tx.exec(
+          "INSERT INTO log_lines (id, run_id, attempt_id, attempt_number, rank, seq, line) "
+          "SELECT t.id, $1, $2, $3::int, $4::int, t.seq, t.line FROM unnest($5::bigint[], "
+          "$6::bigint[], $7::text[]) AS t(id, seq, line) ON CONFLICT (attempt_id, rank, seq) DO "
+          "NOTHING RETURNING seq",
+          {b.run_id, b.attempt_id, std::to_string(b.attempt_number), std::to_string(b.rank),
+           ids.str(), seqs.str(), texts.str()});
+      for (size_t i = 0; i < kept.size(); ++i) fresh_seqs.push_back(kept.int64(i, "seq"));
+    }
+  }
+  result.stored = static_cast<int>(fresh_seqs.size());
+  if (fresh_seqs.empty()) return result;
   std::sort(fresh_seqs.begin(), fresh_seqs.end());
 
   // Step metrics as one array per column (pg_array_literal.h).
   PgArrayLiteral step_col, seconds_col, tflops_col, tokens_col, weights_col, loss_col, extra_col,
       rampup_col;
   int step_rows = 0;
+  // Steps whose row is written from the figures of a line kept as text.
+  std::map<std::int64_t, const core::StepMetrics*> text_step_rows;
   json facts = json::object();
   std::map<std::string, std::pair<int, std::string>> signatures;  // signature -> count, excerpt
   // HBM figures by trust (hbm_peak.h): every rank's, since each host reports its own devices.
@@ -140,9 +226,10 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   std::vector<core::CheckpointLine> saves;
   std::optional<std::int64_t> restored;
   for (const std::int64_t seq : fresh_seqs) {
-    const std::string& text = stored[static_cast<size_t>(seq - b.seq)];
-    auto parsed = core::parse_maxtext_line(text);
-    hbm.feed(text, parsed);
+    const size_t at = static_cast<size_t>(seq - b.seq);
+    const std::string& text = stored[at];
+    const core::ParsedLine& line = parsed[at];
+    hbm.feed(text, line);
     if (b.rank == 0 && (text.find("heckpoint") != std::string::npos ||
                         text.find("estoring") != std::string::npos)) {
       if (auto c = core::parse_checkpoint_line(core::clean_log_line(text).message)) {
@@ -152,12 +239,33 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
           saves.push_back(std::move(*c));
       }
     }
-    if (auto s = parsed.signature()) {
+    if (auto s = line.signature()) {
       auto& entry = signatures[std::string(core::to_string(s->signature))];
       if (entry.first++ == 0) entry.second = s->excerpt;
     }
     if (b.rank != 0) continue;  // every host prints the same step lines; count process 0 only
-    if (auto m = parsed.step(); m && !m->profiler_boundary) {
+    if (auto m = line.step(); m && !m->profiler_boundary) {
+      result.last_step = std::max(result.last_step, m->step);
+      ++step_rows;
+      if (stored_as_row[at]) continue;  // its row was written with its line
+      // A step printed twice in one batch: its later line's figures, as two batches would.
+      text_step_rows[m->step] = m;
+    } else if (auto n = line.num_params()) {
+      facts["num_params_billion"] = n->billions;
+    } else if (auto t = line.tflops()) {
+      if (t->tflops_per_device) facts["tflops_per_step_per_device"] = *t->tflops_per_device;
+      if (t->learnable_weight_percent)
+        facts["learnable_weight_flops_percent"] = *t->learnable_weight_percent;
+      if (t->attention_percent) facts["attention_flops_percent"] = *t->attention_percent;
+    } else if (auto e = line.memory_estimate()) {
+      facts["memory_estimate"] = core::to_json(*e);
+    }
+  }
+
+  if (!text_step_rows.empty()) {
+    std::vector<std::int64_t> text_steps;
+    for (const auto& [step, m] : text_step_rows) {
+      text_steps.push_back(step);
       json extra = json::object();
       for (const auto& [k, v] : m->extra)
         if (std::isfinite(v)) extra[k] = v;
@@ -172,21 +280,9 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
                                                           : m->loss);
       extra_col.text(core::json_text(extra));
       rampup_col.boolean(m->rampup);
-      ++step_rows;
-      result.last_step = std::max(result.last_step, m->step);
-    } else if (auto n = parsed.num_params()) {
-      facts["num_params_billion"] = n->billions;
-    } else if (auto t = parsed.tflops()) {
-      if (t->tflops_per_device) facts["tflops_per_step_per_device"] = *t->tflops_per_device;
-      if (t->learnable_weight_percent)
-        facts["learnable_weight_flops_percent"] = *t->learnable_weight_percent;
-      if (t->attention_percent) facts["attention_flops_percent"] = *t->attention_percent;
-    } else if (auto e = parsed.memory_estimate()) {
-      facts["memory_estimate"] = core::to_json(*e);
     }
-  }
-
-  if (step_rows > 0) {
+    // A step's figures are about to be replaced: a line stored as that row becomes text first.
+    keep_step_lines_as_text(tx, b.run_id, b.attempt_id, b.attempt_number, text_steps);
     tx.exec(
         "INSERT INTO metrics (run_id, attempt_id, attempt_number, step, step_seconds, "
         "tflops_per_device, tokens_per_second_per_device, total_weights, loss, extra, rampup) "
@@ -200,6 +296,8 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
         {b.run_id, b.attempt_id, std::to_string(b.attempt_number), step_col.str(),
          seconds_col.str(), tflops_col.str(), tokens_col.str(), weights_col.str(), loss_col.str(),
          extra_col.str(), rampup_col.str()});
+  }
+  if (step_rows > 0) {
     result.metric_steps = step_rows;
     // Always in the metrics' transaction: a new version of the run row is also what tells
     // summaries stored for the run (backend/api/run_summary_store.h) that they are stale.

@@ -32,12 +32,22 @@ SweepResult sweep_log_retention(db::Database& db, const RetentionSettings& s) {
         // A batch by physical address, found through the run's index: the DELETE touches only
         // the rows it counted, whatever the table's size.
         const std::int64_t deleted = db.transact([&](db::Transaction& tx) {
-          auto r = tx.exec(
-              "WITH gone AS (DELETE FROM log_lines WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
-              "log_lines WHERE run_id = $1 LIMIT $2::int)) RETURNING 1) "
-              "SELECT count(*) AS n FROM gone",
+          // Step lines stored once (step_line_store.h) go first: their rows stay as metrics and
+          // lose only what rebuilt the line.
+          auto cleared = tx.exec(
+              "WITH gone AS (UPDATE metrics SET log_seq = NULL, log_prefix = NULL, log_id = NULL "
+              "WHERE ctid = ANY(ARRAY(SELECT ctid FROM metrics WHERE run_id = $1 AND log_seq IS "
+              "NOT NULL LIMIT $2::int)) RETURNING 1) SELECT count(*) AS n FROM gone",
               {run_id, std::to_string(s.batch_rows)});
-          const std::int64_t n = r.int64(0, "n");
+          std::int64_t n = cleared.int64(0, "n");
+          if (n < s.batch_rows) {
+            auto r = tx.exec(
+                "WITH gone AS (DELETE FROM log_lines WHERE ctid = ANY(ARRAY(SELECT ctid FROM "
+                "log_lines WHERE run_id = $1 LIMIT $2::int)) RETURNING 1) "
+                "SELECT count(*) AS n FROM gone",
+                {run_id, std::to_string(s.batch_rows - n)});
+            n += r.int64(0, "n");
+          }
           if (n < s.batch_rows)
             tx.exec("UPDATE runs SET logs_purged_at = now() WHERE id = $1", {run_id});
           return n;

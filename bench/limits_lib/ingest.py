@@ -20,13 +20,15 @@ LINES_PER_BATCH = 500
 
 
 def step_line(step, k):
-    # The canonical MaxText step line (engine/core/maxtext_log.h): one metrics row each.
+    # MaxText's step line as metric_logger.py prints it (every figure with three decimals,
+    # docs/maxtext-on-cpu.md): one metrics row each, its text stored once, as that row
+    # (engine/core/step_line_text.h).
     seconds = 0.69 + 0.01 * ((step + k) % 7)
     tflops = 83.0 + (step % 11)
     tokens = 11819.0 + (step % 13)
     loss = 10.0 / (1.0 + step / 1000.0)
     return (f"completed step: {step}, seconds: {seconds:.3f}, TFLOP/s/device: {tflops:.3f}, "
-            f"Tokens/s/device: {tokens:.3f}, total_weights: 262144, loss: {loss:.4f}",
+            f"Tokens/s/device: {tokens:.3f}, total_weights: 262144, loss: {loss:.3f}",
             (seconds, tflops, tokens, 262144.0, loss))
 
 

@@ -208,6 +208,23 @@ class Soak:
                 return killed
         return False
 
+    def stored_lines(self, run_id, attempt_id, rank):
+        """A rank's lines as the log API gives them back (rank 0's step lines are stored once,
+        as metrics rows, and rebuilt by the API: reading the table would miss them)."""
+        out, cursor = [], ""
+        while True:
+            path = "/api/v1/runs/%s/logs?attempt=%s&rank=%d&limit=5000" % (run_id, attempt_id,
+                                                                           rank)
+            if cursor:
+                path += "&cursor=" + cursor
+            st, j, raw, _ = self.server.api("GET", path, timeout=30)
+            if st != 200:
+                raise RuntimeError("GET %s answered %s: %s" % (path, st, raw[:200]))
+            out += [{"seq": item["seq"], "line": item["line"]} for item in j["items"]]
+            cursor = j.get("next_cursor")
+            if not cursor:
+                return out
+
     def check(self):
         ids = ",".join("'%s'" % r for r in self.runs)
         runs = self.pg.query_json(self.db, "SELECT id, state, failure_class, restarts, "
@@ -241,9 +258,7 @@ class Soak:
             att = attempt_by_id[h["attempt_id"]]
             key = (h["slice"], h["host"])
             agent = self.agents[key]
-            stored = self.pg.query_json(
-                self.db, "SELECT seq, line FROM log_lines WHERE attempt_id = '%s' AND rank = %d "
-                         "ORDER BY seq" % (h["attempt_id"], h["rank"]))
+            stored = self.stored_lines(att["run_id"], h["attempt_id"], h["rank"])
             local = agent.local_lines(h["attempt_id"], h["rank"])
             where = "attempt %s (#%d of %s) rank %d on %s" % (h["attempt_id"], att["number"],
                                                              att["run_id"], h["rank"], agent.name)

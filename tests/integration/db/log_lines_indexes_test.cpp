@@ -32,7 +32,13 @@ class DbLogLinesIndexes : public ::testing::Test {
         "INSERT INTO log_lines (run_id, attempt_id, attempt_number, rank, seq, line) "
         "SELECT 'r' || g, 'a' || g, 1, s % 2, s / 2, 'line ' || s "
         "FROM generate_series(1, 100) g, generate_series(0, 499) s");
+    // Rank 0's step lines stored once (migration 0020): 500 steps per run, as metrics rows.
+    tx.exec(
+        "INSERT INTO metrics (run_id, attempt_id, attempt_number, step, loss, log_seq, "
+        "log_prefix, log_id) SELECT 'r' || g, 'a' || g, 1, s, 1.0, 1000 + s, '', "
+        "nextval('log_lines_id_seq') FROM generate_series(1, 100) g, generate_series(0, 499) s");
     tx.exec("ANALYZE log_lines");
+    tx.exec("ANALYZE metrics");
     tx.commit();
   }
   void TearDown() override {
@@ -64,6 +70,22 @@ TEST_F(DbLogLinesIndexes, EachQueryShapeReachesItsRowsThroughAnIndex) {
       "ORDER BY l.seq LIMIT 500");
   EXPECT_NE(follow.find("log_lines_pkey"), std::string::npos) << follow;
   const std::string retention = plan_of("SELECT ctid FROM log_lines WHERE run_id = 'r5' LIMIT 100");
+  EXPECT_EQ(retention.find("Seq Scan"), std::string::npos) << retention;
+}
+
+// The same shapes for the step lines stored as metrics rows (backend/api/run_log_routes.cpp's
+// step_rows and live follow, log_retention.cpp's clearing batch).
+TEST_F(DbLogLinesIndexes, StepLinesStoredOnceAreReachedThroughTheirIndex) {
+  const std::string page = plan_of(
+      "SELECT * FROM metrics m WHERE m.run_id = 'r3' AND m.log_seq IS NOT NULL AND "
+      "(m.attempt_number, m.log_seq) > (1, 1010) ORDER BY m.attempt_number, m.log_seq LIMIT 501");
+  EXPECT_NE(page.find("metrics_log_order_idx"), std::string::npos) << page;
+  const std::string follow = plan_of(
+      "SELECT * FROM metrics m WHERE m.run_id = 'r3' AND m.attempt_number = 1 AND m.log_seq IS "
+      "NOT NULL AND m.log_seq > 1100 ORDER BY m.log_seq LIMIT 500");
+  EXPECT_NE(follow.find("metrics_log_order_idx"), std::string::npos) << follow;
+  const std::string retention =
+      plan_of("SELECT ctid FROM metrics WHERE run_id = 'r5' AND log_seq IS NOT NULL LIMIT 100");
   EXPECT_EQ(retention.find("Seq Scan"), std::string::npos) << retention;
 }
 
