@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backend/api/api_context.h"
+#include "backend/api/plan_check.h"
 #include "backend/api/run_summary_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
@@ -36,6 +37,7 @@ const std::vector<std::string> kRowFields = {"run_id",
                                              "tflops_per_device",
                                              "tokens_per_second_per_device",
                                              "mfu",
+                                             "plan_check",
                                              "hbm_gib_used",
                                              "goodput",
                                              "cost_per_billion_tokens",
@@ -101,13 +103,15 @@ http::Response compare(ApiContext& ctx, http::RequestContext& rc) {
   }
 
   // One snapshot for every run, so the rows compare the same moment.
+  const SummaryOptions options = summary_options(ctx.config);
   std::vector<SummaryToStore> computed;
   auto summaries = ctx.db.transact(
       [&](db::Transaction& tx) {
         tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
         computed.clear();
         std::vector<json> out;
-        for (const auto& id : ids) out.push_back(summary_of(tx, id, computed));  // 404: unknown
+        for (const auto& id : ids)
+          out.push_back(summary_of(tx, id, computed, options));  // 404: unknown
         return out;
       },
       db::TxMode::read_only);

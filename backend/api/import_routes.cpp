@@ -10,6 +10,7 @@
 
 #include "backend/api/accelerator_problem.h"
 #include "backend/api/api_context.h"
+#include "backend/api/plan_check.h"
 #include "backend/api/run_view.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
@@ -286,6 +287,8 @@ http::Response import_run(ApiContext& ctx, http::RequestContext& rc) {
            {"lines", d.lines.size()},
            {"steps", digest.steps().size()},
            {"state", state}});
+    // Finished at once: its plan-against-actual verdict is part of the answer.
+    decide_plan_check(tx, id, summary_options(ctx.config));
   });
 
   // The answer is the run exactly as GET /runs/{id} shows it.

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "backend/api/api_context.h"
+#include "backend/api/plan_check.h"
 #include "backend/api/run_summary_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
@@ -133,7 +134,7 @@ http::Response summary(ApiContext& ctx, http::RequestContext& rc) {
   auto out = ctx.db.transact(
       [&](db::Transaction& tx) {
         computed.clear();
-        return summary_of(tx, rc.param("id"), computed);
+        return summary_of(tx, rc.param("id"), computed, summary_options(ctx.config));
       },
       db::TxMode::read_only);
   store_summaries(ctx.db, computed);

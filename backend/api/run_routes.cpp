@@ -162,7 +162,8 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
                    [&](db::Transaction& tx) {
                      load_run(tx, rc.param("id"));
                      return tx.exec("SELECT id, " + rfc3339("at") +
-                                        " AS at, from_state, to_state, cause FROM run_events WHERE "
+                                        " AS at, from_state, to_state, cause, kind, "
+                                        "detail::text AS detail FROM run_events WHERE "
                                         "run_id = $1 ORDER BY id",
                                     {rc.param("id")});
                    },
@@ -172,7 +173,9 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
                  items.push_back({{"at", r.at(i, "at")},
                                   {"from_state", nullable_string(r, i, "from_state")},
                                   {"to_state", r.at(i, "to_state")},
-                                  {"cause", r.at(i, "cause")}});
+                                  {"cause", r.at(i, "cause")},
+                                  {"kind", r.at(i, "kind")},
+                                  {"detail", json_column(r, i, "detail").value_or(nullptr)}});
                return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
              });
 

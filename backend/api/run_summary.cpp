@@ -103,7 +103,8 @@ RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id) {
       "EXTRACT(EPOCH FROM r.created_at)::float8 AS created, "
       "EXTRACT(EPOCH FROM r.finished_at)::float8 AS finished, "
       "EXTRACT(EPOCH FROM now())::float8 AS now, r.spec::text AS spec, r.plan::text AS plan, "
-      "r.log_facts::text AS log_facts FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id "
+      "r.log_facts::text AS log_facts, r.plan_check::text AS plan_check FROM runs r LEFT JOIN "
+      "clusters c ON c.id = r.cluster_id "
       "WHERE r.id = $1",
       {run_id});
   if (r.empty()) throw http::not_found("no run " + run_id);
@@ -127,6 +128,7 @@ RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id) {
   f.spec = json_column(r, 0, "spec").value_or(json::object());
   f.plan = json_column(r, 0, "plan").value_or(json(nullptr));
   f.log_facts = json_column(r, 0, "log_facts").value_or(json::object());
+  f.plan_check = json_column(r, 0, "plan_check").value_or(json(nullptr));
 
   auto a = tx.exec(
       "SELECT number, num_slices, EXTRACT(EPOCH FROM created_at)::float8 AS created, "
@@ -155,7 +157,7 @@ RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id) {
   return f;
 }
 
-json summarize(const RunFacts& f) {
+json summarize(const RunFacts& f, const SummaryOptions& options) {
   // Accelerator and size. An elastic run's latest attempt says how many slices it really used.
   std::optional<core::AcceleratorType> accel;
   if (f.accelerator)
@@ -274,6 +276,26 @@ json summarize(const RunFacts& f) {
     if (std::isfinite(value)) cost = value;
   }
 
+  // Plan against actual: the run's decision once made, else what the steady figures say now.
+  // The expectation is the stored plan's; a run stored without one (imported) gets what the
+  // planner would have assumed for its model on its accelerator.
+  json plan_check = nullptr;
+  if (f.plan_check.is_object()) {
+    if (f.plan_check.value("verdict", "") != "none") plan_check = f.plan_check;
+  } else {
+    std::optional<core::PlanExpectation> expected;
+    if (f.plan.is_object())
+      expected = core::expectation_from_plan(f.plan);
+    else if (accel)
+      expected = core::default_expectation(*accel, f.model_spec ? &*f.model_spec : nullptr);
+    if (auto c = core::check_plan_against_actual(steady.tflops_per_device, steady.kept_count,
+                                                 expected, options.plan_check)) {
+      plan_check = core::to_json(*c);
+      plan_check["decided_at"] = nullptr;
+      plan_check["at_step"] = nullptr;
+    }
+  }
+
   std::set<std::int64_t> distinct;
   for (const MetricRow& m : f.metrics) distinct.insert(m.step);
   json first_step = distinct.empty() ? json(nullptr) : json(*distinct.begin());
@@ -306,6 +328,7 @@ json summarize(const RunFacts& f) {
       {"tflops_per_step_per_device", number_or_null(tflops_step)},
       {"tokens_per_second_per_device", number_or_null(steady.tokens_per_second_per_device)},
       {"mfu", number_or_null(steady.mfu)},
+      {"plan_check", plan_check},
       {"hbm_gib_used", hbm_used},
       {"hbm", hbm},
       {"goodput", number_or_null(goodput.goodput)},

@@ -24,6 +24,11 @@
 //  cost_per_billion_tokens = chips x price_per_chip_hour x step_seconds / 3600
 //                    / (tokens_per_second_per_device x step_seconds x devices) x 1e9,
 //                    when the cluster has a price; chips and devices of every slice.
+//  plan_check        tflops_per_device against the planner's expectation
+//                    (engine/core/plan_vs_actual.h): the run's decision once made
+//                    (runs.plan_check, backend/api/plan_check.h: decided_at and at_step set),
+//                    until then what the figures say now (decided_at null); null when there is
+//                    nothing to say (no expectation, not steady yet, the check off).
 
 #include <cstdint>
 #include <optional>
@@ -34,6 +39,7 @@
 
 #include "backend/db/database.h"
 #include "engine/core/model_catalog.h"
+#include "engine/core/plan_vs_actual.h"
 
 namespace podium::api {
 
@@ -75,6 +81,7 @@ struct RunFacts {
   nlohmann::json spec = nlohmann::json::object();
   nlohmann::json plan;  // null when none
   nlohmann::json log_facts = nlohmann::json::object();
+  nlohmann::json plan_check;         // the stored plan-against-actual decision; null: not made yet
   std::vector<AttemptRow> attempts;  // by number
   std::vector<MetricRow> metrics;    // by attempt number, then step
 };
@@ -82,7 +89,12 @@ struct RunFacts {
 // Loads a run's facts in the caller's transaction; throws Problem 404 for an unknown run.
 RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id);
 
+// What the server's configuration changes in a summary.
+struct SummaryOptions {
+  core::PlanCheckOptions plan_check;  // summaries.underperforming_ratio
+};
+
 // The summary JSON (see the top of this file and docs/openapi.yaml RunSummary).
-nlohmann::json summarize(const RunFacts& facts);
+nlohmann::json summarize(const RunFacts& facts, const SummaryOptions& options = {});
 
 }  // namespace podium::api

@@ -5,8 +5,6 @@
 #include <exception>
 #include <utility>
 
-#include "backend/api/run_summary.h"
-
 namespace podium::api {
 
 namespace {
@@ -23,10 +21,20 @@ constexpr const char* kFingerprintSql =
     "COALESCE((SELECT string_agg(a.xmin::text, ',' ORDER BY a.number) FROM attempts a WHERE "
     "a.run_id = r.id), ''))";
 
+// The summary's form: bumped when members are added, so that older stored ones are recomputed.
+constexpr const char* kSummaryForm = "2";
+
+// What the options add to the fingerprint: "/2/plan<0.1x5" (form, threshold, steady steps).
+std::string options_suffix(const SummaryOptions& options) {
+  return std::string("/") + kSummaryForm + "/plan<" +
+         nlohmann::json(options.plan_check.underperforming_ratio).dump() + "x" +
+         std::to_string(options.plan_check.min_steady_steps);
+}
+
 }  // namespace
 
 json summary_of(db::Transaction& tx, const std::string& run_id,
-                std::vector<SummaryToStore>& to_store) {
+                std::vector<SummaryToStore>& to_store, const SummaryOptions& options) {
   static const std::string sql = std::string("SELECT ") + kSettledSql + " AS settled, " +
                                  kFingerprintSql +
                                  " AS fingerprint, s.fingerprint AS stored_fingerprint, "
@@ -35,12 +43,14 @@ json summary_of(db::Transaction& tx, const std::string& run_id,
                                  "LEFT JOIN run_summaries s ON s.run_id = r.id WHERE r.id = $1";
   auto fp = tx.exec(sql, {run_id});
   const bool settled = !fp.empty() && fp.boolean(0, "settled");
-  if (settled && fp.opt(0, "stored_fingerprint") == fp.opt(0, "fingerprint")) {
+  const std::string fingerprint =
+      fp.empty() ? "" : fp.at(0, "fingerprint") + options_suffix(options);
+  if (settled && fp.opt(0, "stored_fingerprint") == fingerprint) {
     json stored = json::parse(fp.at(0, "stored"), nullptr, /*allow_exceptions=*/false);
     if (stored.is_object()) return stored;
   }
-  json summary = summarize(load_run_facts(tx, run_id));  // 404 when unknown
-  if (settled) to_store.push_back({run_id, fp.at(0, "fingerprint"), summary});
+  json summary = summarize(load_run_facts(tx, run_id), options);  // 404 when unknown
+  if (settled) to_store.push_back({run_id, fingerprint, summary});
   return summary;
 }
 
@@ -61,17 +71,19 @@ int store_summaries(db::Database& db, const std::vector<SummaryToStore>& summari
   return stored;
 }
 
-int precompute_summaries(db::Database& db, int max_runs) {
+int precompute_summaries(db::Database& db, int max_runs, const SummaryOptions& options) {
   static const std::string sql =
       std::string(
           "SELECT r.id FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id "
           "LEFT JOIN run_summaries s ON s.run_id = r.id "
           "WHERE r.finished_at > now() - interval '7 days' AND ") +
       kSettledSql + " AND (s.run_id IS NULL OR s.fingerprint <> " + kFingerprintSql +
-      ") ORDER BY r.finished_at DESC LIMIT $1::int";
-  auto due =
-      db.transact([&](db::Transaction& tx) { return tx.exec(sql, {std::to_string(max_runs)}); },
-                  db::TxMode::read_only);
+      " || $2) ORDER BY r.finished_at DESC LIMIT $1::int";
+  auto due = db.transact(
+      [&](db::Transaction& tx) {
+        return tx.exec(sql, {std::to_string(max_runs), options_suffix(options)});
+      },
+      db::TxMode::read_only);
   int stored = 0;
   for (size_t i = 0; i < due.size(); ++i) {
     std::vector<SummaryToStore> computed;
@@ -79,7 +91,7 @@ int precompute_summaries(db::Database& db, int max_runs) {
       db.transact(
           [&](db::Transaction& tx) {
             computed.clear();
-            summary_of(tx, due.at(i, "id"), computed);
+            summary_of(tx, due.at(i, "id"), computed, options);
           },
           db::TxMode::read_only);
     } catch (const std::exception& e) {

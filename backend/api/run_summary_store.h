@@ -16,13 +16,17 @@
 // summary is missing or stale (older runs, a late change); what a request computes is stored
 // after its transaction. The fingerprint is read with or before the facts, so a summary is never
 // stored under a fingerprint newer than its facts (at worst an older one: computed again).
-// Every replica reads and writes the same rows.
+// Every replica reads and writes the same rows. What the configuration changes in a summary
+// (SummaryOptions: the underperforming threshold) is part of the fingerprint too, and so is the
+// summary's form (kSummaryForm), so that a stored summary without a member added since is
+// computed again rather than served.
 
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "backend/api/run_summary.h"
 #include "backend/db/database.h"
 
 namespace podium::api {
@@ -37,7 +41,8 @@ struct SummaryToStore {
 // The summary of run_id (Problem 404 for an unknown run): the stored one when its fingerprint
 // still matches; otherwise computed, and for a settled run also appended to `to_store`.
 nlohmann::json summary_of(db::Transaction& tx, const std::string& run_id,
-                          std::vector<SummaryToStore>& to_store);
+                          std::vector<SummaryToStore>& to_store,
+                          const SummaryOptions& options = {});
 
 // Writes summaries computed by summary_of(). Best effort, each in its own statement: a failure
 // (run deleted meanwhile, database away) is logged and costs only a later recomputation.
@@ -47,6 +52,6 @@ int store_summaries(db::Database& db, const std::vector<SummaryToStore>& summari
 // One sweep: computes and stores the summaries of up to max_runs settled runs that finished
 // within the last 7 days and have no stored summary or a stale one, latest finished first.
 // Returns how many it stored.
-int precompute_summaries(db::Database& db, int max_runs);
+int precompute_summaries(db::Database& db, int max_runs, const SummaryOptions& options = {});
 
 }  // namespace podium::api

@@ -16,7 +16,7 @@ std::string run_select() {
          "array_to_json(r.tags)::text AS tags, r.imported, COALESCE(r.accelerator, c.accelerator) "
          "AS accelerator, COALESCE(r.num_slices, c.num_slices) AS num_slices, "
          "r.current_slices, r.waiting_reason, r.preflight_state, r.preflight_run_id, "
-         "r.compile_check_for, " +
+         "r.compile_check_for, r.plan_check::text AS plan_check, " +
          rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") +
          " AS started_at, " + rfc3339("r.finished_at") + " AS finished_at, " +
          rfc3339("r.updated_at") +
@@ -25,6 +25,23 @@ std::string run_select() {
          "u.id = r.owner_id "
          "LEFT JOIN datasets d ON d.id = r.dataset_id ";
 }
+
+namespace {
+
+// What a run is flagged with: {"underperforming": {its figures}} once the plan-against-actual
+// verdict (backend/api/plan_check.h) says so; {} otherwise.
+nlohmann::json run_flags(const db::Result& r, size_t i) {
+  nlohmann::json flags = nlohmann::json::object();
+  auto verdict = json_column(r, i, "plan_check");
+  if (verdict && verdict->is_object() && verdict->value("verdict", "") == "underperforming") {
+    nlohmann::json figures = *verdict;
+    figures.erase("verdict");
+    flags["underperforming"] = std::move(figures);
+  }
+  return flags;
+}
+
+}  // namespace
 
 nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
   nlohmann::json j = {
@@ -61,6 +78,7 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
       {"resumed_from_step", nullable_int(r, i, "resumed_from_step")},
       {"priority", r.at(i, "priority")},
       {"tags", json_column(r, i, "tags").value_or(nlohmann::json::array())},
+      {"flags", run_flags(r, i)},
       {"created_at", r.at(i, "created_at")},
       {"started_at", nullable_string(r, i, "started_at")},
       {"finished_at", nullable_string(r, i, "finished_at")},

@@ -83,8 +83,13 @@ int runs_get(Context& ctx) {
   Json shown = c.json;
   const Json* plan = find_path(c.json, "plan");
   if (plan != nullptr) shown.erase("plan");
+  // A flag reads as a sentence with both figures rather than as nested fields.
+  const Json* underperforming = find_path(c.json, "flags.underperforming");
+  if (underperforming != nullptr) shown.erase("flags");
   ctx.out << render_details(shown);
   if (plan != nullptr && plan->is_object()) ctx.out << "plan: " << plan_verdict(*plan) << "\n";
+  if (underperforming != nullptr && underperforming->is_object())
+    ctx.out << "flag: " << plan_check_text(*underperforming) << "\n";
   return kExitOk;
 }
 
@@ -264,7 +269,15 @@ int runs_metrics(Context& ctx) {
 int runs_summary(Context& ctx) {
   const Call c = call(ctx, "GET", run_path(ctx.args.positionals[0]) + "/summary");
   if (!c.ok()) return c.exit;
-  return print_object(ctx, c);
+  if (ctx.json || !c.json.is_object()) return print_object(ctx, c);
+  // The plan-against-actual verdict as one sentence with both figures.
+  Json shown = c.json;
+  const Json* check = find_path(c.json, "plan_check");
+  if (check != nullptr) shown.erase("plan_check");
+  ctx.out << render_details(shown);
+  if (check != nullptr && check->is_object())
+    ctx.out << "plan_check: " << plan_check_text(*check) << "\n";
+  return kExitOk;
 }
 
 // The engine manifest (sbatch script, JobSet YAML) as text, ready for a file or a diff.

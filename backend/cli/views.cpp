@@ -511,6 +511,32 @@ std::string row_id(const Json& row) {
 
 }  // namespace
 
+std::string plan_check_text(const Json& check) {
+  if (!check.is_object()) return "";
+  const Json* measured = find_path(check, "tflops_per_device");
+  const Json* expected = find_path(check, "expected_tflops_per_device");
+  const Json* ratio = find_path(check, "ratio");
+  if (measured == nullptr || expected == nullptr || ratio == nullptr || !ratio->is_number())
+    return "";
+  const Json* verdict = find_path(check, "verdict");
+  const std::string word = verdict != nullptr && verdict->is_string()
+                               ? verdict->get<std::string>()
+                               : std::string("underperforming");
+  return (word == "as_planned" ? std::string("as planned") : word) + ": " +
+         format_value(*measured) + " TFLOP/s/device measured, " + format_value(*expected) +
+         " expected by the plan (" + format_ratio(ratio->get<double>(), RatioReading::plain) + ")";
+}
+
+std::string plan_check_cell(const Json* check) {
+  if (check == nullptr || !check->is_object()) return "-";
+  const Json* ratio = find_path(*check, "ratio");
+  if (ratio == nullptr || !ratio->is_number()) return "-";
+  const Json* verdict = find_path(*check, "verdict");
+  std::string text = format_ratio(ratio->get<double>(), RatioReading::plain);
+  if (verdict != nullptr && *verdict == "underperforming") text += " UNDERPERFORMING";
+  return text;
+}
+
 std::string render_compare(const Json& compare) {
   const Json* rows = find_path(compare, "rows");
   const Json* baseline = find_path(compare, "baseline");
@@ -537,10 +563,22 @@ std::string render_compare(const Json& compare) {
       compare_column("HBM GIB", "hbm_gib_used", false),
       compare_column("GOODPUT", "goodput", true),
       compare_column("$/B TOK", "cost_per_billion_tokens", false),
+      {"VS PLAN", [](const Json& row) { return plan_check_cell(find_path(row, "plan_check")); },
+       true},
   };
   std::string out = render_table(columns, rows != nullptr ? *rows : Json::array());
   if (!base.empty())
     out += "* baseline; (N×) is the ratio to the baseline, a step time's as a speed (N× faster)\n";
+  // Each underperforming run with both figures, below the table.
+  if (rows != nullptr && rows->is_array())
+    for (const Json& row : *rows) {
+      const Json* check = find_path(row, "plan_check");
+      const Json* verdict = check != nullptr ? find_path(*check, "verdict") : nullptr;
+      if (verdict == nullptr || *verdict != "underperforming") continue;
+      const Json* name = find_any(row, {"name", "run_id"});
+      out += (name != nullptr ? format_value(*name) : row_id(row)) + " is " +
+             plan_check_text(*check) + "\n";
+    }
   return out;
 }
 

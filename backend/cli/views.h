@@ -34,6 +34,14 @@ std::string render_metrics(const Json& metrics, const std::vector<std::string>& 
 // {"baseline":ID,"rows":[...]}: one line per run; ratios to the baseline in parentheses.
 std::string render_compare(const Json& compare);
 
+// A plan-against-actual verdict (a summary's or compare row's "plan_check", or a run's
+// "flags.underperforming", whose verdict is underperforming) in one line: "underperforming:
+// 0.577 TFLOP/s/device measured, 346.1 expected by the plan (0.00167×)"; "" when `check` is
+// not such an object.
+std::string plan_check_text(const Json& check);
+// The compare table's cell: the ratio, "0.00167× UNDERPERFORMING" when flagged; "-" without one.
+std::string plan_check_cell(const Json* check);
+
 // A run's "state" with its failure class when it has one: "failed (oom)".
 std::string run_state_text(const Json& run);
 

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -95,6 +96,9 @@ const std::vector<ConfigKey>& config_keys() {
        "how often the retention sweep runs"},
       {"summaries.precompute_interval_seconds", "PODIUM_SUMMARIES_PRECOMPUTE_INTERVAL_SECONDS", "",
        "10", "how often summaries of runs that finished since are computed and stored"},
+      {"summaries.underperforming_ratio", "PODIUM_SUMMARIES_UNDERPERFORMING_RATIO", "", "0.1",
+       "a run whose steady TFLOP/s/device is below this fraction of the planner's expectation is "
+       "underperforming (engine/core/plan_vs_actual.h); 0 turns the check off"},
   };
   return keys;
 }
@@ -340,6 +344,17 @@ ConfigLoad load_config(const ConfigSources& sources) {
     auto v = integer(k.key, k.min, k.max);
     if (!v) return result;
     k.set(*v);
+  }
+  {
+    // A fraction of the plan: 0 (off) up to 1 (anything slower than planned).
+    const std::string& text = values["summaries.underperforming_ratio"];
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0 ||
+        v > 1)
+      return fail("summaries.underperforming_ratio: expected a number from 0 to 1, got '" + text +
+                  "'");
+    c.underperforming_ratio = v;
   }
   return result;
 }

@@ -17,6 +17,7 @@
 #include "backend/api/app.h"
 #include "backend/api/bootstrap.h"
 #include "backend/api/hub_credential_changes.h"
+#include "backend/api/plan_check.h"
 #include "backend/api/run_summary_store.h"
 #include "backend/common/config.h"
 #include "backend/common/open_files_limit.h"
@@ -342,13 +343,16 @@ int run(int argc, char** argv) {
       });
   retention.start();
   // Summaries of runs that finished since the last sweep, so that GET /compare reads them
-  // instead of every metrics row (backend/api/run_summary_store.h).
+  // instead of every metrics row (backend/api/run_summary_store.h); then the plan-against-actual
+  // verdicts of runs whose steps became steady (backend/api/plan_check.h).
+  const api::SummaryOptions summary_options = api::summary_options(config);
   PeriodicTask summaries(
       config.summary_precompute_interval,
-      [&database] {
+      [&database, &summary_options] {
         // In rounds of 50, so that a backlog (after an upgrade) is done without a pause.
-        while (api::precompute_summaries(database, 50) == 50) {
+        while (api::precompute_summaries(database, 50, summary_options) == 50) {
         }
+        api::decide_plan_checks(database, 200, summary_options);
       },
       [&log](const std::exception& e) {
         log->warn(jline({{"msg", "summary precompute failed"}, {"error", e.what()}}));

@@ -141,3 +141,45 @@ TEST(Views, CompareReadsALargeSpeedupAsSuch) {
 
 }  // namespace
 }  // namespace podium::cli
+
+namespace podium::cli {
+namespace {
+
+// Issue 26 point 3: the seed's tpu7x 2x2x1 run at 0.05 % MFU against the planner's expectation
+// reads as underperforming with both figures, in the table and below it.
+TEST(Views, CompareFlagsAnUnderperformingRunWithBothFigures) {
+  const Json c = Json::parse(R"({"baseline":"r1","rows":[
+    {"run_id":"r1","name":"2x4x4","tflops_per_device":99.4,"ratios":{"tflops_per_device":1.0},
+     "plan_check":{"verdict":"as_planned","tflops_per_device":99.4,"expected_tflops_per_device":346.05,
+                   "ratio":0.2872,"threshold":0.1}},
+    {"run_id":"r2","name":"2x2x1","tflops_per_device":0.577,"ratios":{"tflops_per_device":0.0058},
+     "plan_check":{"verdict":"underperforming","tflops_per_device":0.577,
+                   "expected_tflops_per_device":346.05,"ratio":0.001667,"threshold":0.1}},
+    {"run_id":"r3","name":"cpu","plan_check":null}]})");
+  const std::string text = render_compare(c);
+  EXPECT_NE(text.find("VS PLAN"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.287×"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.00167× UNDERPERFORMING"), std::string::npos) << text;
+  EXPECT_NE(text.find("2x2x1 is underperforming: 0.577 TFLOP/s/device measured, 346.1 expected "
+                      "by the plan (0.00167×)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("2x4x4 is"), std::string::npos) << text;
+}
+
+TEST(Views, PlanCheckTextReadsAFlagOrAVerdict) {
+  // A run's flags.underperforming carries no verdict: it is one.
+  EXPECT_EQ(
+      plan_check_text(Json::parse(
+          R"({"tflops_per_device":0.577,"expected_tflops_per_device":346.05,"ratio":0.001667})")),
+      "underperforming: 0.577 TFLOP/s/device measured, 346.1 expected by the plan (0.00167×)");
+  EXPECT_EQ(plan_check_text(Json::parse(R"({"verdict":"as_planned","tflops_per_device":330,
+              "expected_tflops_per_device":367.2,"ratio":0.8987})")),
+            "as planned: 330 TFLOP/s/device measured, 367.2 expected by the plan (0.899×)");
+  EXPECT_EQ(plan_check_text(Json(nullptr)), "");
+  EXPECT_EQ(plan_check_text(Json::parse(R"({"ratio":"x"})")), "");
+  EXPECT_EQ(plan_check_cell(nullptr), "-");
+}
+
+}  // namespace
+}  // namespace podium::cli

@@ -116,3 +116,29 @@ TEST(Config, AdminTokenMustBeLongAndNotAWorkerToken) {
 
 }  // namespace
 }  // namespace podium
+
+namespace podium {
+namespace {
+
+// Plan against actual: a fraction of the planner's expectation, 0.1 unless configured.
+TEST(Config, UnderperformingRatioIsAFractionOfThePlan) {
+  EXPECT_DOUBLE_EQ(load_config({}).config.underperforming_ratio, 0.1);
+  ConfigSources set;
+  set.args = {"--set", "summaries.underperforming_ratio=0.5"};
+  auto r = load_config(set);
+  ASSERT_FALSE(r.error.has_value()) << r.error->message;
+  EXPECT_DOUBLE_EQ(r.config.underperforming_ratio, 0.5);
+  ConfigSources off;
+  off.environment = {{"PODIUM_SUMMARIES_UNDERPERFORMING_RATIO", "0"}};
+  EXPECT_DOUBLE_EQ(load_config(off).config.underperforming_ratio, 0.0);
+  for (const char* bad : {"", "x", "1.5", "-0.1", "0.5x", "nan", "inf"}) {
+    ConfigSources s;
+    s.environment = {{"PODIUM_SUMMARIES_UNDERPERFORMING_RATIO", bad}};
+    auto e = load_config(s);
+    ASSERT_TRUE(e.error.has_value()) << bad;
+    EXPECT_EQ(e.error->message.rfind("summaries.underperforming_ratio:", 0), 0u) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace podium

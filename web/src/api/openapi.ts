@@ -2050,6 +2050,7 @@ export interface components {
             resumed_from_step: number | null;
             priority: components["schemas"]["Priority"];
             tags: string[];
+            flags: components["schemas"]["RunFlags"];
             created_at: components["schemas"]["Timestamp"];
             started_at: components["schemas"]["Timestamp"] | null;
             finished_at: components["schemas"]["Timestamp"] | null;
@@ -2083,6 +2084,16 @@ export interface components {
              * @example cancelled by alice
              */
             cause: string;
+            /**
+             * @description `state`: a state change (or a note in the same state). Other kinds are events a
+             *     notification subscribes to as `run.<kind>`, the run staying in its state:
+             *     `underperforming`, once the run's steady TFLOP/s/device is below the server's
+             *     threshold of the planner's expectation (PlanCheck in `detail`).
+             * @enum {string}
+             */
+            kind: "state" | "underperforming";
+            /** @description The event's figures (an underperforming event's PlanCheck); null for state changes. */
+            detail: components["schemas"]["PlanCheck"] | null;
         };
         RunEventList: {
             items: components["schemas"]["RunEvent"][];
@@ -2521,6 +2532,8 @@ export interface components {
             tokens_per_second_per_device: number | null;
             /** @description Against the per-device peak. */
             mfu: number | null;
+            /** @description tflops_per_device against the planner's expectation; null when there is nothing to say (no expectation, not steady yet, the check off). */
+            plan_check: components["schemas"]["PlanCheck"] | null;
             /** @description Highest HBM in use a Memstats line printed (GiB). */
             hbm_gib_used: number | null;
             hbm: {
@@ -2562,6 +2575,61 @@ export interface components {
             attempts: number;
             restarts: number;
             recoveries: number;
+        };
+        /**
+         * @description Plan against actual: a run's steady TFLOP/s/device (at least 5 steady steps) against the
+         *     planner's expectation, the plan's estimate (its TFLOPs per step over its estimated step
+         *     time: assumed or history-calibrated MFU x the per-device peak) or, for a run stored
+         *     without a plan (imported), the planner's default MFU for the model on the accelerator.
+         *     `underperforming` when ratio < threshold (server configuration
+         *     `summaries.underperforming_ratio`, default 0.1). Decided once per run, when its steps
+         *     first are steady (`decided_at`, `at_step`); until then a summary shows what the figures
+         *     say now (`decided_at` and `at_step` null).
+         * @example {
+         *       "verdict": "underperforming",
+         *       "tflops_per_device": 0.577,
+         *       "expected_tflops_per_device": 346.05,
+         *       "ratio": 0.00167,
+         *       "threshold": 0.1,
+         *       "steady_steps": 25,
+         *       "expected_basis": "planner_default",
+         *       "decided_at": "2026-11-21T16:50:00.000000Z",
+         *       "at_step": 29
+         *     }
+         */
+        PlanCheck: {
+            /** @enum {string} */
+            verdict: "underperforming" | "as_planned";
+            /** @description Measured (steady-state median). */
+            tflops_per_device: number;
+            /** @description The planner's expectation. */
+            expected_tflops_per_device: number;
+            /** @description tflops_per_device / expected_tflops_per_device. */
+            ratio: number;
+            /** @description Underperforming below this ratio. */
+            threshold: number;
+            /** @description Steps the measured figure rests on. */
+            steady_steps: number;
+            /** @enum {string} */
+            expected_basis: "plan" | "planner_default";
+            decided_at: components["schemas"]["Timestamp"] | null;
+            /** @description The run's last step when the verdict was made. */
+            at_step: number | null;
+        };
+        /** @description What a run is flagged with; empty when nothing. */
+        RunFlags: {
+            /** @description The run's steady TFLOP/s/device fell below the server's threshold of the planner's expectation (the verdict's figures). */
+            underperforming?: {
+                tflops_per_device: number;
+                expected_tflops_per_device: number;
+                ratio: number;
+                threshold: number;
+                steady_steps: number;
+                /** @enum {string} */
+                expected_basis: "plan" | "planner_default";
+                decided_at: components["schemas"]["Timestamp"];
+                at_step: number | null;
+            };
         };
         /** @description Where the derived figures come from. */
         SummaryBasis: {
@@ -2610,6 +2678,8 @@ export interface components {
             tflops_per_device: number | null;
             tokens_per_second_per_device: number | null;
             mfu: number | null;
+            /** @description As in RunSummary; an underperforming run's row says so with both figures. */
+            plan_check: components["schemas"]["PlanCheck"] | null;
             hbm_gib_used: number | null;
             goodput: number | null;
             cost_per_billion_tokens: number | null;

@@ -5,7 +5,8 @@ import { api } from '../api';
 import { Chart } from '../components/Chart';
 import { Empty, ErrorBox, Loading } from '../components/ui';
 import { configDiff, METRICS, metricRatioText, ratioOf, rowId, toCsv, toMarkdown, topologyLabel, verdict } from '../compare';
-import { num, pct } from '../format';
+import { num, pct, ratioText } from '../format';
+import { planCheckText } from '../planCheck';
 import { navigate } from '../router';
 import type { CompareResult, CompareRow, Metrics, Run } from '../types';
 
@@ -71,7 +72,7 @@ function CompareBody({ result, runs, onBaseline }: { result: CompareResult; runs
         <table class="data" data-test="compare-table">
           <thead>
             <tr><th scope="col">Baseline</th><th scope="col">Run</th><th scope="col">Topology</th><th scope="col" class="num">Chips</th><th scope="col" class="num">Batch × seq</th>
-              {METRICS.map((m) => <th key={m.key} scope="col" class="num">{m.label}</th>)}</tr>
+              {METRICS.map((m) => <th key={m.key} scope="col" class="num">{m.label}</th>)}<th scope="col" class="num">Against the plan</th></tr>
           </thead>
           <tbody>
             {result.rows.map((r) => {
@@ -93,6 +94,10 @@ function CompareBody({ result, runs, onBaseline }: { result: CompareResult; runs
                       </td>
                     );
                   })}
+                  <td class="num" data-metric="plan_check" data-verdict={r.plan_check?.verdict ?? ''}>
+                    {r.plan_check ? <span class={`plan-check ${r.plan_check.verdict}`} title={planCheckText(r.plan_check)}>{ratioText(r.plan_check.ratio)}</span> : '–'}
+                    {r.plan_check?.verdict === 'underperforming' && <div class="ratio worse">underperforming: {num(r.plan_check.tflops_per_device)} of {num(r.plan_check.expected_tflops_per_device)} expected</div>}
+                  </td>
                 </tr>
               );
             })}

@@ -7,8 +7,10 @@ import { useMe } from '../session';
 import { Chart } from '../components/Chart';
 import { LogView } from '../components/LogView';
 import { FailureNotice } from '../components/FailureNotice';
+import { PlanCheckBadge } from '../components/PlanCheckBadge';
+import { expectationBasisText, planCheckOf } from '../planCheck';
 import { Empty, ErrorBox, Loading, StateBadge, usePoll } from '../components/ui';
-import { count, gib, money, num, pct, progress, seconds } from '../format';
+import { count, gib, money, num, pct, progress, ratioText, seconds } from '../format';
 import { FINISHED_STATES, type Metrics, type Summary } from '../types';
 
 const CHARTS: { key: string; title: string; color: string; band?: boolean }[] = [
@@ -54,6 +56,7 @@ export function RunPage({ id }: { id: string }) {
         </div>
         <div class="actions">
           <StateBadge state={run.state} failure={run.failure_class} />
+          <PlanCheckBadge check={planCheckOf(summaryQ.data, run)} />
           <a class="button" href={`/compare?runs=${run.id}`}>Compare…</a>
           {live && run.state !== 'cancelling' && <button type="button" class="danger" onClick={cancel}>Cancel run</button>}
           {mayDelete && <button type="button" class="danger" data-test="delete-run" onClick={remove}>Delete run</button>}
@@ -74,7 +77,9 @@ export function RunPage({ id }: { id: string }) {
         {attemptsQ.data && attemptsQ.data.items.length === 0 && <Empty>No attempt yet{run.waiting_reason ? `: ${run.waiting_reason}` : ''}.</Empty>}
         <ol class="timeline">
           {(eventsQ.data?.items ?? []).map((e, i) => (
-            <li key={`e${i}`} class="event"><time dateTime={e.at}>{new Date(e.at).toLocaleTimeString()}</time> {e.from_state ?? '·'} → <strong>{e.to_state}</strong> <span class="muted">{e.cause}</span></li>
+            <li key={`e${i}`} class={`event kind-${e.kind}`}><time dateTime={e.at}>{new Date(e.at).toLocaleTimeString()}</time> {e.kind === 'state'
+              ? <>{e.from_state ?? '·'} → <strong>{e.to_state}</strong></>
+              : <strong class="warn">{e.kind}</strong>} <span class="muted">{e.cause}</span></li>
           ))}
         </ol>
         {(attemptsQ.data?.items ?? []).map((a) => (
@@ -119,6 +124,13 @@ function SummaryCards({ summary }: { summary: Summary | null }) {
       <div class="card"><span class="label">TFLOP/s/device</span><strong>{num(summary.tflops_per_device)}</strong></div>
       <div class="card"><span class="label">Tokens/s/device</span><strong>{num(summary.tokens_per_second_per_device)}</strong></div>
       <div class="card"><span class="label">MFU</span><strong>{pct(summary.mfu)}</strong></div>
+      {summary.plan_check && (
+        <div class="card" data-test="plan-check" title={expectationBasisText(summary.plan_check)}>
+          <span class="label">Against the plan</span>
+          <strong class={`plan-check ${summary.plan_check.verdict}`}>{ratioText(summary.plan_check.ratio)}</strong>
+          <span class="muted small">{num(summary.plan_check.expected_tflops_per_device)} TFLOP/s/device expected{summary.plan_check.decided_at ? '' : ' (not decided yet)'}</span>
+        </div>
+      )}
       <div class="card"><span class="label">HBM used</span><strong>{gib(summary.hbm_gib_used)}</strong></div>
       <div class="card"><span class="label">Cost / 1B tokens</span><strong>{money(summary.cost_per_billion_tokens)}</strong></div>
       <div class="card wide"><span class="label">Goodput</span><strong>{pct(summary.goodput)}</strong>

@@ -7,7 +7,7 @@ const row = (over: Partial<CompareRow>): CompareRow => ({
   steady_steps: 20, basis: { tflops_per_device: 'logged', tokens_per_second_per_device: 'logged', goodput: 'timestamps' },
   ratios: {}, accelerator: 'v6e-8', topology: '2x4', chips: 8, devices: 8, hosts: 1,
   per_device_batch_size: 1, max_target_length: 4096, step_seconds: 2, tflops_per_device: 200,
-  tokens_per_second_per_device: 2048, mfu: 0.22, hbm_gib_used: 20, goodput: 0.9, cost_per_billion_tokens: 10, ...over,
+  tokens_per_second_per_device: 2048, mfu: 0.22, plan_check: null, hbm_gib_used: 20, goodput: 0.9, cost_per_billion_tokens: 10, ...over,
 });
 
 const base = row({ run_id: 'a', name: 'v6e' });
