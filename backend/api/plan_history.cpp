@@ -52,12 +52,15 @@ std::optional<core::HistoryFacts> load_plan_history(db::Transaction& tx, const s
 
   if (peak_tflops_per_device > 0) {
     // Per run: the median TFLOP/s/device over its steady steps (each step's latest execution is
-    // close enough here: redone steps ran at the same speed).
+    // close enough here: redone steps ran at the same speed). A run found underperforming
+    // (backend/api/plan_check.h) is left out: its speed says what went wrong with it, not what
+    // the configuration does, and counting it would lower every later plan's expectation to it.
     auto r = tx.exec(
         "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY m.tflops_per_device) AS tflops "
         "FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id JOIN metrics m ON m.run_id = "
         "r.id WHERE r.model = $1 AND COALESCE(r.accelerator, c.accelerator) = $2 AND r.state IN "
-        "('succeeded', 'failed') AND m.step >= $3::bigint AND m.tflops_per_device > 0 "
+        "('succeeded', 'failed') AND r.plan_check->>'verdict' IS DISTINCT FROM 'underperforming' "
+        "AND m.step >= $3::bigint AND m.tflops_per_device > 0 "
         "GROUP BY r.id HAVING count(*) >= $4::bigint ORDER BY max(r.seq) DESC LIMIT $5::int",
         {model, accelerator_type, std::to_string(kFirstSteadyStep), std::to_string(kMinSteadySteps),
          std::to_string(kMaxRuns)});
