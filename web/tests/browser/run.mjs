@@ -231,6 +231,37 @@ try {
     await shot('compare');
   });
 
+  // Issue 26 point 3: the seed's tpu7x 2x2x1 run at 0.05 % MFU (0.577 TFLOP/s/device) against the
+  // planner's 346.05 (30 % MFU for a MoE model): its page's badge and its compare row say
+  // underperforming with both figures; the healthy import beside it says nothing.
+  await test('an underperforming run shows both figures on its page and in compare', async () => {
+    const lines = [];
+    for (let s = 0; s < 20; s++) {
+      lines.push(`completed step: ${s}, seconds: ${s === 0 ? '400.0' : '312.0'}, TFLOP/s/device: ${s === 0 ? '0.4' : '0.577'}, Tokens/s/device: 13.1, total_weights: 4096, loss: 9.8`);
+    }
+    const run = await podium.call('POST', '/api/v1/runs/import', { name: 'seed-2x2x1', accelerator: 'tpu7x-2x2x1', num_slices: 1, model: 'almodel-8b', config: {}, log: lines.join('\n') + '\n' });
+    assert(run.flags?.underperforming, `the import's answer is flagged: ${JSON.stringify(run.flags)}`);
+    await page.goto(`${podium.base}/runs/${run.id}`);
+    const badge = page.locator('[data-test=underperforming-badge]');
+    await badge.waitFor();
+    const text = (await badge.textContent()).trim();
+    assert(text === 'underperforming · 0.577 TFLOP/s/device measured, 346.1 expected by the plan (0.00167×)', `badge text: ${text}`);
+    assert(Number(await badge.getAttribute('data-tflops')) === 0.577, 'measured figure');
+    assert(near(Number(await badge.getAttribute('data-expected')), 0.30 * 1153.5), 'expected figure');
+    await shot('run-underperforming');
+    await page.goto(`${podium.base}/runs/${state.imported[1]}`);
+    await page.waitForSelector('[data-test=plan-check]');
+    assert(await page.locator('[data-test=underperforming-badge]').count() === 0, 'a run near its plan has no badge');
+    await page.goto(`${podium.base}/compare?runs=${state.imported[1]},${run.id}&baseline=${state.imported[1]}`);
+    const flagged = page.locator(`[data-test=compare-table] tr[data-run-id="${run.id}"] td[data-metric=plan_check]`);
+    await flagged.waitFor();
+    assert(await flagged.getAttribute('data-verdict') === 'underperforming', 'the compare row is flagged');
+    const cell = (await flagged.textContent()).trim();
+    assert(cell.includes('underperforming: 0.577 of 346.1 expected'), `compare cell: ${cell}`);
+    const other = page.locator(`[data-test=compare-table] tr[data-run-id="${state.imported[1]}"] td[data-metric=plan_check]`);
+    assert(await other.getAttribute('data-verdict') === 'as_planned', 'the healthy run is as planned');
+  });
+
   await test('deep links survive a reload', async () => {
     for (const path of [`/runs/${state.runId}`, `/compare?runs=${state.imported.join(',')}`, '/clusters/web', '/tokens']) {
       await page.goto(podium.base + path);
