@@ -11,9 +11,12 @@ namespace {
 
 using nlohmann::json;
 
-// Over `runs r LEFT JOIN clusters c`: whether the run is settled, and its fingerprint.
+// Over `runs r LEFT JOIN clusters c`: whether the run is settled, and its fingerprint. Settled
+// includes its plan-against-actual verdict being decided (plan_check.h): deciding writes the run
+// row, which would make a summary stored before it stale at once.
 constexpr const char* kSettledSql =
     "(r.state IN ('succeeded', 'failed', 'cancelled') AND r.finished_at IS NOT NULL AND "
+    "r.plan_check IS NOT NULL AND "
     "NOT EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = r.id AND COALESCE(a.finished_at, "
     "CASE WHEN a.state IN ('succeeded', 'failed', 'cancelled') THEN a.ending_at END) IS NULL))";
 constexpr const char* kFingerprintSql =

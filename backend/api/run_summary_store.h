@@ -8,7 +8,8 @@
 //    (backend/ingest/log_ingest.cpp), the only writer of a stored run's metrics;
 //  - its cluster row's xmin (accelerator, slices, price per chip-hour);
 //  - its attempt rows' xmins (timelines of goodput).
-// A run is settled when it is finished and none of its attempts is open. Live runs depend on
+// A run is settled when it is finished, none of its attempts is open and its plan-against-actual
+// verdict is decided (plan_check.h; the sweep decides a finished run at once). Live runs depend on
 // the clock and are computed on every request.
 //
 // Summaries are computed ahead of requests by precompute_summaries() (the server runs it every

@@ -349,10 +349,11 @@ int run(int argc, char** argv) {
   PeriodicTask summaries(
       config.summary_precompute_interval,
       [&database, &summary_options] {
+        // Verdicts first: a finished run's summary is stored once its verdict is in.
+        api::decide_plan_checks(database, 200, summary_options);
         // In rounds of 50, so that a backlog (after an upgrade) is done without a pause.
         while (api::precompute_summaries(database, 50, summary_options) == 50) {
         }
-        api::decide_plan_checks(database, 200, summary_options);
       },
       [&log](const std::exception& e) {
         log->warn(jline({{"msg", "summary precompute failed"}, {"error", e.what()}}));
