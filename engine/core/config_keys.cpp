@@ -130,7 +130,11 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::optional<std::string> nearest_config_key(std::string_view key, std::string_view version,
                                               std::string_view workload) {
-  const auto& keys = known_config_keys(version, workload);
+  return nearest_key_in(key, known_config_keys(version, workload));
+}
+
+std::optional<std::string> nearest_key_in(std::string_view key,
+                                          const std::vector<std::string>& keys) {
   std::optional<std::string> best;
   std::size_t best_distance = 0;
   for (const std::string& k : keys) {
@@ -182,12 +186,24 @@ std::vector<ConfigIssue> validate_config(const nlohmann::json& config, std::stri
     }
     return issues;
   }
+  return validate_config_with_keys(config, known_config_keys(version, workload),
+                                   "MaxText " + std::string(version));
+}
+
+std::vector<ConfigIssue> validate_config_with_keys(const nlohmann::json& config,
+                                                   const std::vector<std::string>& keys,
+                                                   std::string_view label) {
+  std::vector<ConfigIssue> issues;
+  if (!config.is_object() || keys.empty()) return issues;
+  const auto known = [&keys](std::string_view key) {
+    return std::binary_search(keys.begin(), keys.end(), key);
+  };
   const std::string opt_type = config.contains("opt_type") && config["opt_type"].is_string()
                                    ? config["opt_type"].get<std::string>()
                                    : std::string("adamw");  // MaxText base.yml default
 
   for (const auto& [key, value] : config.items()) {
-    if (key == "weight_decay") {
+    if (key == "weight_decay" && !known(key)) {
       // MaxText has no plain weight_decay; pyconfig rejects it as "not in valid fields" after
       // scheduling. Which key the user meant depends on the optimizer.
       ConfigIssue issue{"unknown_config_key", key,
@@ -206,11 +222,11 @@ std::vector<ConfigIssue> validate_config(const nlohmann::json& config, std::stri
       issues.push_back(std::move(issue));
       continue;
     }
-    if (!is_known_config_key(key, version)) {
+    if (!known(key)) {
       ConfigIssue issue{"unknown_config_key", key,
-                        "config key '" + key + "' is not a MaxText key (" + std::string(version) +
-                            "); MaxText would reject it as \"not in valid fields\"",
-                        "", nearest_config_key(key, version)};
+                        "config key '" + key + "' is not a key of " + std::string(label) +
+                            "; MaxText would reject it as \"not in valid fields\"",
+                        "", nearest_key_in(key, keys)};
       issue.hint = issue.suggestion ? "did you mean '" + *issue.suggestion + "'?"
                                     : "see MaxText configs/base.yml for valid keys";
       issues.push_back(std::move(issue));

@@ -40,6 +40,10 @@ std::optional<std::string> nearest_config_key(std::string_view key,
                                               std::string_view version = kDefaultMaxTextVersion,
                                               std::string_view workload = kMaxTextWorkload);
 
+// The same over an explicit list (sorted, unique): a fork's own keys.
+std::optional<std::string> nearest_key_in(std::string_view key,
+                                          const std::vector<std::string>& keys);
+
 struct ConfigIssue {
   std::string code;  // "unknown_config_key" or "invalid_config_value"
   std::string key;
@@ -59,5 +63,12 @@ struct ConfigIssue {
 std::vector<ConfigIssue> validate_config(const nlohmann::json& config,
                                          std::string_view version = kDefaultMaxTextVersion,
                                          std::string_view workload = kMaxTextWorkload);
+
+// validate_config's MaxText rules against an explicit key list (sorted, unique), e.g. a fork's
+// own base.yml keys; `label` names the list in messages ("MaxText 0.2.0", "the run's
+// maxtext_fork keys"). An empty list yields no issues.
+std::vector<ConfigIssue> validate_config_with_keys(const nlohmann::json& config,
+                                                   const std::vector<std::string>& keys,
+                                                   std::string_view label);
 
 }  // namespace podium::core

@@ -22,10 +22,13 @@
 //    autoregressive 16, tensor_sequence 4, context 4 maps, while jax 0.10.2 refuses it.
 #include "engine/core/mesh.h"
 
+#include "engine/core/maxtext_releases.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -60,6 +63,17 @@ const std::vector<MeshAxesVersion>& versions_table() {
       {"2023", {"data", "fsdp", "tensor"}},
   };
   return table;
+}
+
+// The table above plus every vendored MaxText release under its version ("0.2.0"), so that a
+// plan checks the mesh_axes of the release the hosts run (maxtext_releases.h).
+const std::vector<MeshAxesVersion>& all_versions() {
+  static const std::vector<MeshAxesVersion> all = [] {
+    std::vector<MeshAxesVersion> out = versions_table();
+    for (const MaxTextRelease& r : maxtext_releases()) out.push_back({r.version, r.mesh_axes});
+    return out;
+  }();
+  return all;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -118,7 +132,8 @@ struct Problem {
 
 struct Prepared {
   const MeshAxesVersion* version = nullptr;
-  std::vector<long long> ici, dcn;  // resolved values in axes order (-1 = fill in)
+  std::shared_ptr<const MeshAxesVersion> own;  // the request's own axes, when it brings them
+  std::vector<long long> ici, dcn;             // resolved values in axes order (-1 = fill in)
   std::vector<bool> ici_given, dcn_given;
   std::vector<std::string> warnings;
 };
@@ -152,7 +167,7 @@ std::optional<size_t> resolve_key(const std::string& key, bool ici, const MeshAx
     hint = "MaxText reads the stage axis from " + own + "pipeline_parallelism.";
   } else {
     std::vector<std::string> releases;
-    for (const auto& other_version : versions_table()) {
+    for (const auto& other_version : all_versions()) {
       if (&other_version == &v) continue;
       if (std::find(other_version.axes.begin(), other_version.axes.end(), axis) !=
           other_version.axes.end())
@@ -560,10 +575,16 @@ struct Context {
 
 std::optional<Context> prepare(const MeshRequest& req, Problem& problem) {
   Context ctx;
-  ctx.prepared.version = find_mesh_axes(req.version);
+  if (!req.axes.empty()) {
+    // A fork's own list: shared, so the pointer survives moving the context.
+    ctx.prepared.own = std::make_shared<MeshAxesVersion>(MeshAxesVersion{req.version, req.axes});
+    ctx.prepared.version = ctx.prepared.own.get();
+  } else {
+    ctx.prepared.version = find_mesh_axes(req.version);
+  }
   if (!ctx.prepared.version) {
     std::vector<std::string> names;
-    for (const auto& v : versions_table()) names.push_back(v.version);
+    for (const auto& v : all_versions()) names.push_back(v.version);
     problem = {"invalid_request", "unknown MaxText mesh_axes version '" + req.version + "'",
                "Use one of: " + axes_text(names) + "."};
     return std::nullopt;
@@ -915,11 +936,11 @@ std::string describe(const std::vector<long long>& base, const std::vector<long 
 // Public API
 
 const std::vector<MeshAxesVersion>& maxtext_mesh_axes_versions() {
-  return versions_table();
+  return all_versions();
 }
 
 const MeshAxesVersion* find_mesh_axes(std::string_view version) {
-  for (const auto& v : versions_table())
+  for (const auto& v : all_versions())
     if (v.version == version) return &v;
   return nullptr;
 }
@@ -946,7 +967,10 @@ MeshResult check_mesh(const MeshRequest& req) {
     r.error_code = problem.code;
     r.message = problem.message;
     r.hint = problem.hint;
-    if (const MeshAxesVersion* v = find_mesh_axes(req.version)) r.axes = v->axes;
+    if (!req.axes.empty())
+      r.axes = req.axes;
+    else if (const MeshAxesVersion* v = find_mesh_axes(req.version))
+      r.axes = v->axes;
     return r;
   }
   const Prepared& p = ctx->prepared;

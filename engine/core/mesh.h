@@ -34,8 +34,10 @@ struct MeshAxesVersion {
   std::string version;
   std::vector<std::string> axes;
 };
-const std::vector<MeshAxesVersion>& maxtext_mesh_axes_versions();  // "current" first
-const MeshAxesVersion* find_mesh_axes(std::string_view version);   // "current" or a named release
+// "current" first, then the historical lists, then every vendored release by its version
+// ("0.1.0", "0.2.4"; engine/core/maxtext_releases.h).
+const std::vector<MeshAxesVersion>& maxtext_mesh_axes_versions();
+const MeshAxesVersion* find_mesh_axes(std::string_view version);  // "current" or a named one
 
 struct MeshRequest {
   // Keys are axis names as in mesh_axes ("fsdp", "tensor", "data", "stage", ...); also accepted:
@@ -47,6 +49,9 @@ struct MeshRequest {
   int num_slices = 1;
   std::vector<int> physical_mesh;  // from AcceleratorType::physical_mesh
   std::string version = "current";
+  // A fork's own mesh_axes (run spec maxtext_fork.mesh_axes): when set, used instead of the
+  // version's list, and `version` only names it in messages.
+  std::vector<std::string> axes;
   bool allow_split_physical_axes = false;
   // Added: the accelerator family ("tpu7x", "v6e", "h100", "cpu", ...). JAX picks device-kind
   // handlers and the TPU7x axis priority from the device kind, so the outcome can depend on it.

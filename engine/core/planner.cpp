@@ -5,6 +5,7 @@
 
 #include "engine/core/config_keys.h"
 #include "engine/core/launch_env.h"
+#include "engine/core/maxtext_releases.h"
 #include "engine/core/naming_warnings.h"
 #include "engine/core/plan_alternatives.h"
 
@@ -180,9 +181,26 @@ Plan make_plan(const PlanInput& in) {
   plan.num_slices = std::max(1, spec.num_slices.value_or(in.num_slices));
 
   // 2. Config keys: MaxText's, or the reference workload's own list. A command workload's
-  // config is its own business.
-  if ((spec.workload == Workload::maxtext || spec.workload == Workload::reference) &&
-      known_config_keys(in.maxtext_version, to_string(spec.workload)).empty()) {
+  // config is its own business. A MaxText run checks the release its hosts run (in.maxtext):
+  // exactly when Podium has that release's keys (or the run brought its fork's), else against
+  // the nearest release with unknown keys as warnings.
+  if (spec.workload == Workload::maxtext && in.maxtext) {
+    const MaxTextBasis& basis = *in.maxtext;
+    plan.maxtext = basis;
+    for (const std::string& note : basis.notes) warning("maxtext_version", note, "", "");
+    const std::vector<ConfigIssue> issues =
+        basis.key_set == "run" && spec.maxtext_fork
+            ? validate_config_with_keys(spec.config, spec.maxtext_fork->keys,
+                                        "the run's maxtext_fork keys")
+            : validate_config(spec.config, basis.key_set);
+    for (const ConfigIssue& issue : issues) {
+      if (basis.exact)
+        error("config_keys", issue.code, issue.message, issue.hint, "config." + issue.key);
+      else
+        warning(issue.code, issue.message, issue.hint, "config." + issue.key);
+    }
+  } else if ((spec.workload == Workload::maxtext || spec.workload == Workload::reference) &&
+             known_config_keys(in.maxtext_version, to_string(spec.workload)).empty()) {
     warning("config_not_checked",
             "no " + to_string(spec.workload) + " key list for version '" + in.maxtext_version +
                 "'; config keys are not checked",
@@ -250,6 +268,11 @@ Plan make_plan(const PlanInput& in) {
     req.ici = spec.ici();
     req.dcn = spec.dcn();
     req.version = in.maxtext_version;
+    if (spec.workload == Workload::maxtext && in.maxtext) {
+      req.version =
+          in.maxtext->mesh_axes_from == "run" ? "maxtext_fork" : in.maxtext->mesh_axes_from;
+      if (in.maxtext->mesh_axes_from == "run") req.axes = in.maxtext->mesh_axes;
+    }
     req.allow_split_physical_axes = config_bool(spec.config, "allow_split_physical_axes", false);
     MeshResult mesh = check_mesh(req);
     for (const std::string& w : mesh.warnings) warning("mesh", w, "");
@@ -492,17 +515,19 @@ json to_json(const Plan& plan) {
     alternatives.push_back(data_alternative_json(*plan.data->exhausted_at_step));
   }
 
-  return {{"ok", plan.ok},
-          {"errors", errors},
-          {"skipped_checks", plan.skipped_checks},
-          {"warnings", warnings},
-          {"model", model},
-          {"topology", topology},
-          {"mesh", mesh},
-          {"memory", plan.memory ? to_json(*plan.memory) : json(nullptr)},
-          {"data", plan.data ? to_json(*plan.data) : json(nullptr)},
-          {"estimate", estimate},
-          {"alternatives", alternatives}};
+  json out = {{"ok", plan.ok},
+              {"errors", errors},
+              {"skipped_checks", plan.skipped_checks},
+              {"warnings", warnings},
+              {"model", model},
+              {"topology", topology},
+              {"mesh", mesh},
+              {"memory", plan.memory ? to_json(*plan.memory) : json(nullptr)},
+              {"data", plan.data ? to_json(*plan.data) : json(nullptr)},
+              {"estimate", estimate},
+              {"alternatives", alternatives}};
+  if (plan.maxtext) out["maxtext"] = to_json(*plan.maxtext);
+  return out;
 }
 
 }  // namespace podium::core

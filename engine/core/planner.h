@@ -14,6 +14,7 @@
 #include "engine/core/data_plan.h"
 #include "engine/core/flops.h"
 #include "engine/core/hbm.h"
+#include "engine/core/maxtext_releases.h"
 #include "engine/core/mesh.h"
 #include "engine/core/model_catalog.h"
 #include "engine/core/run_spec.h"
@@ -53,6 +54,9 @@ struct PlanInput {
   // list these names. When not set, the compiled catalog (model_catalog.h) is used.
   std::optional<std::vector<std::string>> known_models;
   std::optional<ModelSpec> model;
+  // A MaxText run: the release its hosts run and how exactly to check it (resolve_maxtext_basis);
+  // when set it decides the key list and mesh_axes instead of maxtext_version.
+  std::optional<MaxTextBasis> maxtext;
 };
 
 struct PlanIssue {
@@ -96,6 +100,7 @@ struct Plan {
   std::optional<DataPlan> data;
   std::optional<ThroughputEstimate> estimate;  // null when the peak is unknown (CPU)
   std::vector<MeshAlternative> alternatives;   // mesh alternatives when the mesh fails
+  std::optional<MaxTextBasis> maxtext;         // what a MaxText run was checked against
 };
 
 Plan make_plan(const PlanInput& input);

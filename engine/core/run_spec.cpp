@@ -62,7 +62,8 @@ const std::set<std::string, std::less<>> kTopLevelFields = {"name",
                                                             "preflight",
                                                             "compile_cluster",
                                                             "code_bundle",
-                                                            "maxtext_version"};
+                                                            "maxtext_version",
+                                                            "maxtext_fork"};
 
 constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTags = 32;
@@ -179,6 +180,67 @@ std::map<std::string, int> split_parallelism(const std::map<std::string, int>& p
     if (key.starts_with(prefix)) out[axis_of(key.substr(prefix.size()))] = value;
   }
   return out;
+}
+
+// A MaxText key or mesh axis name as base.yml spells one.
+bool valid_key_name(const std::string& s) {
+  return !s.empty() && s.size() <= 128 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_';
+  });
+}
+
+// maxtext_fork: {"keys": [...], "mesh_axes": [...]}, the top-level keys and the mesh_axes of
+// the fork's base.yml (either or both).
+std::optional<MaxTextFork> parse_maxtext_fork(const json& v, Parser& p) {
+  if (!v.is_object()) {
+    p.error("maxtext_fork",
+            std::string("must be an object {keys, mesh_axes}, got ") + type_name(v));
+    return std::nullopt;
+  }
+  MaxTextFork fork;
+  bool ok = true;
+  const auto names = [&](const char* field, size_t limit, std::vector<std::string>& out) {
+    if (!v.contains(field) || v[field].is_null()) return;
+    const std::string path = std::string("maxtext_fork.") + field;
+    const json& list = v[field];
+    if (!list.is_array() || list.size() > limit) {
+      p.error(path, "must be an array of at most " + std::to_string(limit) + " names");
+      ok = false;
+      return;
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string() || !valid_key_name(list[i].get<std::string>())) {
+        p.error(path + "[" + std::to_string(i) + "]",
+                "must be a name of letters, digits and '_' (at most 128)");
+        ok = false;
+        continue;
+      }
+      out.push_back(list[i].get<std::string>());
+    }
+  };
+  for (const auto& [key, value] : v.items()) {
+    if (key != "keys" && key != "mesh_axes") {
+      p.error("maxtext_fork." + key, "unknown field (known: keys, mesh_axes)");
+      ok = false;
+    }
+  }
+  names("keys", 20000, fork.keys);
+  names("mesh_axes", 64, fork.mesh_axes);
+  // Keys are a set (sorted for lookup); mesh_axes keep their order, which is the mesh's.
+  std::sort(fork.keys.begin(), fork.keys.end());
+  fork.keys.erase(std::unique(fork.keys.begin(), fork.keys.end()), fork.keys.end());
+  for (size_t i = 0; i < fork.mesh_axes.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (fork.mesh_axes[i] == fork.mesh_axes[j]) {
+        p.error("maxtext_fork.mesh_axes", "'" + fork.mesh_axes[i] + "' is listed twice");
+        ok = false;
+      }
+  if (ok && fork.keys.empty() && fork.mesh_axes.empty()) {
+    p.error("maxtext_fork", "give keys, mesh_axes or both");
+    ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return fork;
 }
 
 }  // namespace
@@ -323,6 +385,7 @@ RunSpecParse parse_run_spec(const json& body) {
         spec.maxtext_version = *v;
     }
   }
+  if (has("maxtext_fork")) spec.maxtext_fork = parse_maxtext_fork(body["maxtext_fork"], p);
   if (has("preflight")) {
     if (auto p2 = p.string(body["preflight"], "preflight", true)) {
       if (*p2 == "compile")
@@ -441,7 +504,12 @@ RunSpecParse parse_run_spec(const json& body) {
         const bool ici = key.starts_with("ici_");
         const bool dcn = key.starts_with("dcn_");
         const std::string axis = key.size() > 4 ? key.substr(4) : "";
-        if ((!ici && !dcn) || !kParallelismAxes.contains(axis)) {
+        // A fork's own mesh_axes (maxtext_fork, parsed above) name axes of their own.
+        const bool fork_axis =
+            spec.maxtext_fork &&
+            std::find(spec.maxtext_fork->mesh_axes.begin(), spec.maxtext_fork->mesh_axes.end(),
+                      axis) != spec.maxtext_fork->mesh_axes.end();
+        if ((!ici && !dcn) || (!kParallelismAxes.contains(axis) && !fork_axis)) {
           p.error(field,
                   "unknown parallelism key; use ici_<axis> or dcn_<axis> with axis one of data, "
                   "fsdp, fsdp_transpose, tensor, tensor_sequence, expert, pipeline, context, "
@@ -608,37 +676,45 @@ json to_json(const RunSpec& s) {
   }
   json parallelism = json::object();
   for (const auto& [k, v] : s.parallelism) parallelism[k] = v;
-  return {{"name", s.name},
-          {"cluster", s.cluster},
-          {"dataset", s.dataset ? json(*s.dataset) : json(nullptr)},
-          {"model", s.model ? json(*s.model) : json(nullptr)},
-          {"workload", to_string(s.workload)},
-          {"command", command},
-          {"steps", s.steps},
-          {"per_device_batch_size", s.per_device_batch_size},
-          {"max_target_length", s.max_target_length},
-          {"parallelism", parallelism},
-          {"config", s.config},
-          {"checkpoint_period", s.checkpoint_period ? json(*s.checkpoint_period) : json(nullptr)},
-          {"max_restarts", s.max_restarts},
-          {"restart_on_exit_codes", s.restart_on_exit_codes},
-          {"min_slices", s.min_slices ? json(*s.min_slices) : json(nullptr)},
-          {"priority", s.priority},
-          {"tags", s.tags},
-          {"force", s.force},
-          {"skip_checks", s.skip_checks},
-          {"num_slices", s.num_slices ? json(*s.num_slices) : json(nullptr)},
-          {"entrypoint", s.entrypoint_module         ? json(*s.entrypoint_module)
-                         : s.entrypoint_argv.empty() ? json(nullptr)
-                                                     : json(s.entrypoint_argv)},
-          {"config_file", s.config_file ? json(*s.config_file) : json(nullptr)},
-          {"workdir", s.workdir ? json(*s.workdir) : json(nullptr)},
-          {"image", s.image ? json(*s.image) : json(nullptr)},
-          {"preflight", s.preflight_compile ? json("compile") : json(nullptr)},
-          {"compile_cluster", s.compile_cluster ? json(*s.compile_cluster) : json(nullptr)},
-          {"code_bundle", s.code_bundle ? json(*s.code_bundle) : json(nullptr)},
-          {"maxtext_version", s.maxtext_version},
-          {"env", s.env}};
+  json j = {{"name", s.name},
+            {"cluster", s.cluster},
+            {"dataset", s.dataset ? json(*s.dataset) : json(nullptr)},
+            {"model", s.model ? json(*s.model) : json(nullptr)},
+            {"workload", to_string(s.workload)},
+            {"command", command},
+            {"steps", s.steps},
+            {"per_device_batch_size", s.per_device_batch_size},
+            {"max_target_length", s.max_target_length},
+            {"parallelism", parallelism},
+            {"config", s.config},
+            {"checkpoint_period", s.checkpoint_period ? json(*s.checkpoint_period) : json(nullptr)},
+            {"max_restarts", s.max_restarts},
+            {"restart_on_exit_codes", s.restart_on_exit_codes},
+            {"min_slices", s.min_slices ? json(*s.min_slices) : json(nullptr)},
+            {"priority", s.priority},
+            {"tags", s.tags},
+            {"force", s.force},
+            {"skip_checks", s.skip_checks},
+            {"num_slices", s.num_slices ? json(*s.num_slices) : json(nullptr)},
+            {"entrypoint", s.entrypoint_module         ? json(*s.entrypoint_module)
+                           : s.entrypoint_argv.empty() ? json(nullptr)
+                                                       : json(s.entrypoint_argv)},
+            {"config_file", s.config_file ? json(*s.config_file) : json(nullptr)},
+            {"workdir", s.workdir ? json(*s.workdir) : json(nullptr)},
+            {"image", s.image ? json(*s.image) : json(nullptr)},
+            {"preflight", s.preflight_compile ? json("compile") : json(nullptr)},
+            {"compile_cluster", s.compile_cluster ? json(*s.compile_cluster) : json(nullptr)},
+            {"code_bundle", s.code_bundle ? json(*s.code_bundle) : json(nullptr)},
+            {"maxtext_version", s.maxtext_version},
+            {"env", s.env}};
+  // Only when given: most runs have none, and the spec stays as it was written.
+  if (s.maxtext_fork) {
+    j["maxtext_fork"] = json::object();
+    if (!s.maxtext_fork->keys.empty()) j["maxtext_fork"]["keys"] = s.maxtext_fork->keys;
+    if (!s.maxtext_fork->mesh_axes.empty())
+      j["maxtext_fork"]["mesh_axes"] = s.maxtext_fork->mesh_axes;
+  }
+  return j;
 }
 
 const std::vector<std::string>& skippable_checks() {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/maxtext_releases.h"
+
 namespace podium::core {
 
 enum class Workload { maxtext, reference, command };
@@ -77,6 +79,9 @@ struct RunSpec {
   // maxtext_version: the MaxText the hosts run ("auto": what the agents report; a release, a
   // commit, "fork" or "legacy"); it picks the launch module (engine/core/maxtext_launch.h).
   std::string maxtext_version = "auto";
+  // maxtext_fork: the fork's own base.yml keys and/or mesh_axes; config keys and the mesh are
+  // then checked against them exactly (engine/core/maxtext_releases.h).
+  std::optional<MaxTextFork> maxtext_fork;
 
   // ICI / DCN values keyed by mesh axis name ("fsdp", "tensor", "stage", ...).
   std::map<std::string, int> ici() const;
