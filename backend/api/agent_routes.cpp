@@ -155,6 +155,35 @@ json software_report(http::ObjectReader& in) {
   return out;
 }
 
+// What a rank ran with (`environment` of its running report, engine/worker/software_probe.h):
+// versions as strings, commits as hex. Unknown keys are ignored (a newer agent may report more);
+// null when absent.
+json rank_environment(http::ObjectReader& in) {
+  auto given = in.object("environment", false, false);
+  if (!given) return nullptr;
+  json out = json::object();
+  for (const auto& [key, value] : given->items()) {
+    const bool version =
+        key == "python" || key == "jax" || key == "jaxlib" || key == "libtpu" || key == "maxtext";
+    const bool commit = key == "git_commit" || key == "maxtext_commit";
+    if ((!version && !commit) || value.is_null()) continue;
+    const std::string field = "environment." + key;
+    if (!value.is_string()) {
+      in.error(field, "must be a string");
+      continue;
+    }
+    const auto& text = value.get_ref<const std::string&>();
+    if (version && (text.empty() || text.size() > 128 || !http::valid_utf8(text)))
+      in.error(field, "must be UTF-8 of 1 to 128 bytes");
+    else if (commit && (text.size() < 7 || text.size() > 64 ||
+                        text.find_first_not_of("0123456789abcdef") != std::string::npos))
+      in.error(field, "must be 7 to 64 lowercase hex digits");
+    else
+      out[key] = value;
+  }
+  return out.empty() ? json(nullptr) : out;
+}
+
 http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
   auto body = http::parse_json_object(rc.request);
   http::ObjectReader in(body);
@@ -487,6 +516,7 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
   else
     in.any("pid");
   in.string("worker_id", false, 64);
+  const json environment = rank_environment(in);
   in.reject_unknown_fields();
   if (state && *state == "exited" && !exit_code && !signal)
     in.error("exit_code", "an exited rank needs exit_code or signal");
@@ -513,9 +543,10 @@ http::Response handle_status(ApiContext& ctx, http::RequestContext& rc) {
       if (cur != "pending" && cur != "delivered")
         throw http::conflict("rank " + std::to_string(*rank) + " already ended (" + cur + ")");
       tx.exec(
-          "UPDATE attempt_hosts SET state = 'running', started_at = now(), pid = $3::int WHERE "
-          "attempt_id = $1 AND rank = $2::int",
-          {attempt_id, std::to_string(*rank), pid ? db::Param(std::to_string(*pid)) : db::Param()});
+          "UPDATE attempt_hosts SET state = 'running', started_at = now(), pid = $3::int, "
+          "environment = $4::jsonb WHERE attempt_id = $1 AND rank = $2::int",
+          {attempt_id, std::to_string(*rank), pid ? db::Param(std::to_string(*pid)) : db::Param(),
+           environment.is_null() ? db::Param() : db::Param(core::json_text(environment))});
       return;
     }
     if (cur == "exited") {

@@ -1,6 +1,7 @@
 // GET /runs/{id}/attempts: every attempt of a run with its hosts, exits, failure class, the
-// restart decision taken after it, and the steps it ran.
+// restart decision taken after it, the steps it ran, and the environment its ranks ran with.
 #include "backend/api/api_context.h"
+#include "backend/api/attempt_environment.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 
@@ -22,7 +23,8 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
             "array_to_json(slices)::text AS slices, coordinator_address, coordinator_port, "
             "ending_cause, failure_class, classification::text AS classification, "
             "restart_decision::text AS restart_decision, resumed_from_step, first_step, "
-            "last_step, executor, engine_job_id, engine_state, engine_end::text AS engine_end, " +
+            "last_step, executor, engine_job_id, engine_state, engine_end::text AS engine_end, "
+            "environment::text AS environment, " +
                 rfc3339("created_at") + " AS created_at, " + rfc3339("running_at") +
                 " AS started_at, " + rfc3339("finished_at") +
                 " AS ended_at FROM attempts WHERE run_id = $1 AND ($2::bigint IS NULL OR seq > "
@@ -32,7 +34,8 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
             "SELECT ah.attempt_id, ah.rank, ah.worker_id, ah.slice, ah.host, ah.gang_slice, "
             "ah.address, ah.state, ah.pid, ah.exit_code, ah.signal, " +
                 rfc3339("ah.started_at") + " AS started_at, " + rfc3339("ah.ended_at") +
-                " AS ended_at, COALESCE(w.hostname, NULLIF(ah.hostname, '')) AS hostname FROM "
+                " AS ended_at, COALESCE(w.hostname, NULLIF(ah.hostname, '')) AS hostname, "
+                "ah.environment::text AS environment FROM "
                 "attempt_hosts ah JOIN attempts a ON a.id = "
                 "ah.attempt_id LEFT JOIN workers w ON w.id = ah.worker_id WHERE a.run_id = $1 "
                 "ORDER BY a.seq, ah.rank",
@@ -41,7 +44,10 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
       },
       db::TxMode::read_only);
   std::map<std::string, json> by_attempt;
-  for (size_t i = 0; i < hosts.size(); ++i)
+  std::map<std::string, std::vector<json>> reported;  // per attempt, in rank order
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    auto environment = json_column(hosts, i, "environment");
+    if (environment) reported[hosts.at(i, "attempt_id")].push_back(*environment);
     by_attempt[hosts.at(i, "attempt_id")].push_back(
         {{"rank", hosts.int64(i, "rank")},
          {"worker_id", nullable_string(hosts, i, "worker_id")},
@@ -55,7 +61,9 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
          {"exit_code", nullable_int(hosts, i, "exit_code")},
          {"signal", nullable_int(hosts, i, "signal")},
          {"started_at", nullable_string(hosts, i, "started_at")},
-         {"ended_at", nullable_string(hosts, i, "ended_at")}});
+         {"ended_at", nullable_string(hosts, i, "ended_at")},
+         {"environment", environment.value_or(json(nullptr))}});
+  }
   json items = json::array();
   std::vector<int64_t> seqs;
   std::optional<int64_t> previous_last;
@@ -98,6 +106,9 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
          {"created_at", attempts.at(i, "created_at")},
          {"started_at", nullable_string(attempts, i, "started_at")},
          {"ended_at", nullable_string(attempts, i, "ended_at")},
+         {"environment",
+          attempt_environment_json(json_column(attempts, i, "environment").value_or(nullptr),
+                                   reported[attempts.at(i, "id")])},
          {"hosts", hs}});
     seqs.push_back(attempts.int64(i, "seq"));
   }

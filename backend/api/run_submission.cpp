@@ -35,7 +35,8 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
     throw http::unprocessable("no cluster " + s.spec.cluster, {{"cluster", "no such cluster"}});
   s.cluster_id = *cluster_id;
   auto cluster = tx.exec(
-      "SELECT accelerator, num_slices, executor->>'kind' AS executor FROM clusters WHERE id = $1",
+      "SELECT accelerator, num_slices, executor->>'kind' AS executor, maxtext_version FROM "
+      "clusters WHERE id = $1",
       {s.cluster_id});
   if (s.spec.code_bundle) {
     // Bundles are unpacked by podium-worker agents; an engine's pods and jobs start from the
@@ -79,6 +80,19 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
   if (s.spec.model) {
     input.known_models = stored_model_names(tx);
     if (auto stored = load_model(tx, *s.spec.model)) input.model = std::move(stored->spec);
+  }
+
+  if (s.spec.workload == core::Workload::maxtext) {
+    // The MaxText its hosts run: the run's or the cluster's declaration, else what the agents
+    // reported at registration (one entry per agent, so the most common wins).
+    std::vector<std::string> reported;
+    auto w = tx.exec(
+        "SELECT software->>'maxtext' AS maxtext FROM workers WHERE cluster_id = $1 AND "
+        "software->>'maxtext' IS NOT NULL",
+        {s.cluster_id});
+    for (size_t i = 0; i < w.size(); ++i) reported.push_back(w.at(i, "maxtext"));
+    input.maxtext = core::resolve_maxtext_basis(
+        s.spec.maxtext_version, cluster.at(0, "maxtext_version"), reported, s.spec.maxtext_fork);
   }
 
   if (input.accelerator && s.spec.model)

@@ -1,5 +1,6 @@
 #include "backend/api/run_view.h"
 
+#include "backend/api/attempt_environment.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 
@@ -16,7 +17,12 @@ std::string run_select() {
          "array_to_json(r.tags)::text AS tags, r.imported, COALESCE(r.accelerator, c.accelerator) "
          "AS accelerator, COALESCE(r.num_slices, c.num_slices) AS num_slices, "
          "r.current_slices, r.waiting_reason, r.preflight_state, r.preflight_run_id, "
-         "r.compile_check_for, r.plan_check::text AS plan_check, " +
+          "r.compile_check_for, r.plan_check::text AS plan_check, "
+          // The latest attempt's environment: what it recorded and what its ranks reported.
+          "(SELECT json_build_object('recorded', a.environment, 'ranks', (SELECT "
+          "COALESCE(json_agg(ah.environment ORDER BY ah.rank), '[]') FROM attempt_hosts ah WHERE "
+          "ah.attempt_id = a.id AND ah.environment IS NOT NULL))::text FROM attempts a WHERE "
+          "a.run_id = r.id ORDER BY a.number DESC LIMIT 1) AS environment, " +
          rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") +
          " AS started_at, " + rfc3339("r.finished_at") + " AS finished_at, " +
          rfc3339("r.updated_at") +
@@ -39,6 +45,16 @@ nlohmann::json run_flags(const db::Result& r, size_t i) {
     flags["underperforming"] = std::move(figures);
   }
   return flags;
+}
+
+// The latest attempt's environment (attempt_environment.h); null before the first attempt.
+nlohmann::json run_environment(const db::Result& r, size_t i) {
+  auto latest = json_column(r, i, "environment");
+  if (!latest || !latest->is_object()) return nullptr;
+  std::vector<nlohmann::json> ranks;
+  if (auto it = latest->find("ranks"); it != latest->end() && it->is_array())
+    ranks.assign(it->begin(), it->end());
+  return attempt_environment_json(latest->value("recorded", nlohmann::json(nullptr)), ranks);
 }
 
 }  // namespace
@@ -72,6 +88,7 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
       {"state", r.at(i, "state")},
       {"failure_class", nullable_string(r, i, "failure_class")},
       {"failure_detail", nullable_string(r, i, "failure_detail")},
+      {"environment", run_environment(r, i)},
       {"restarts", r.int64(i, "restarts")},
       {"recoveries", r.int64(i, "recoveries")},
       {"last_step", nullable_int(r, i, "last_step")},

@@ -468,6 +468,7 @@ void Agent::handle(const nlohmann::json& message) {
   ctx.run_as = options_.run_as;
   ctx.timings = options_.timings;
   ctx.spool = options_.spool;
+  ctx.probe_python = options_.probe_python;
   auto runner = std::make_unique<RankRunner>(std::move(a), std::move(ctx));
   const std::string id = runner->assignment().attempt_id;
   if (cancelled_unknown_.erase(id) > 0) runner->cancel(runner->grace());

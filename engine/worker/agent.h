@@ -52,6 +52,9 @@ struct AgentOptions {
   // What the host's Python has (engine/worker/software_probe.h), sent when registering; null:
   // nothing to report.
   nlohmann::json software;
+  // The interpreter that probes each rank's environment before it starts (RankContext); empty:
+  // no probe.
+  std::string probe_python;
   // Called once, when the first registration succeeded, with the line main() prints.
   std::function<void(const std::string&)> announce;
 };

@@ -94,6 +94,7 @@ int run_attach(const core::AttachIdentity& identity, const AttachOptions& option
     return e.rfind("PODIUM_ATTACH_TOKEN=", 0) == 0 || e.rfind("PODIUM_TOKEN=", 0) == 0;
   });
   ctx.echo = options.echo;
+  ctx.probe_python = options.probe_python;
   RankRunner runner(std::move(*assignment), std::move(ctx));
   runner.start();
   bool cancelled = false;

@@ -28,6 +28,7 @@ struct AttachOptions {
   std::vector<std::string> command;  // after `--`: replaces the assignment's command
   std::chrono::milliseconds join_timeout{std::chrono::minutes(10)};
   std::function<void(const std::string&)> echo;  // each output line of the rank
+  std::string probe_python;  // probes the rank's environment before it starts (RankContext)
 };
 
 // Exit codes of attach itself (the rank's own status otherwise; 128+N for a signal N).

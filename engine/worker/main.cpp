@@ -100,6 +100,7 @@ int run_attach_command(const std::vector<std::string>& args, const sigset_t& sig
   options.hostname = default_hostname();
   options.command = command;
   options.echo = [](const std::string& line) { std::cout << line << '\n' << std::flush; };
+  options.probe_python = env_value("PODIUM_WORKER_PYTHON").value_or("python3");
   log().info("podium-worker attach {}: {} rank {} of {} (slice {}, host {}), server {}",
              podium::client::client_version(), id.engine, id.rank, id.world, id.slice, id.host,
              server);
@@ -186,6 +187,7 @@ int run(int argc, char** argv) {
 
   auto launcher = make_posix_launcher();
   if (f.python != "none") {
+    options.probe_python = f.python;
     std::string probe_error;
     std::error_code ec;
     std::filesystem::create_directories(f.workdir, ec);

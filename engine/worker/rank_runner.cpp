@@ -1,5 +1,7 @@
 #include "engine/worker/rank_runner.h"
 
+#include "engine/worker/software_probe.h"
+
 #include "engine/worker/code_tree.h"
 
 #include <signal.h>
@@ -166,6 +168,21 @@ void RankRunner::fail_to_start(const std::string& why) {
   enqueue(Report{"status", exit_body(assignment_.rank, status), true});
 }
 
+nlohmann::json RankRunner::probe_environment(const LaunchSpec& rank) const {
+  if (ctx_.probe_python.empty() || rank.argv.empty()) return nullptr;
+  // The rank's interpreter when it is one ("python3", "/venv/bin/python3.11"), found through
+  // the rank's PATH like the rank itself; otherwise the agent's.
+  const std::string program = fs::path(rank.argv.front()).filename().string();
+  const std::string& python =
+      program.rfind("python", 0) == 0 ? rank.argv.front() : ctx_.probe_python;
+  std::string error;
+  auto report = probe_rank_environment(*ctx_.launcher, rank, python, ctx_.probe_timeout, &error);
+  if (report.is_null())
+    log().warn("attempt {} rank {}: no environment report ({})", assignment_.attempt_id,
+               assignment_.rank, error);
+  return report;
+}
+
 void RankRunner::supervise() {
   struct Done {
     RankRunner* self;
@@ -221,6 +238,7 @@ void RankRunner::supervise() {
       error = give_tree(spec.cwd, *ctx_.run_as);
     if (!error.empty()) return fail_to_start(error);
   }
+  const nlohmann::json environment = probe_environment(spec);
   LaunchResult launched = ctx_.launcher->launch(spec);
   if (!launched.child) return fail_to_start(launched.error);
 
@@ -234,8 +252,9 @@ void RankRunner::supervise() {
   }
   log().info("attempt {} rank {}: started pid {} in {}", assignment_.attempt_id, assignment_.rank,
              child.pid(), spec.cwd.string());
-  enqueue(Report{
-      "status", {{"rank", assignment_.rank}, {"state", "running"}, {"pid", child.pid()}}, false});
+  nlohmann::json running = {{"rank", assignment_.rank}, {"state", "running"}, {"pid", child.pid()}};
+  if (!environment.is_null()) running["environment"] = environment;
+  enqueue(Report{"status", std::move(running), false});
 
   std::optional<CheckpointScanner> scanner;
   if (assignment_.checkpoint_dir) scanner.emplace(*assignment_.checkpoint_dir);

@@ -52,6 +52,11 @@ struct RankContext {
   // Each line of the rank's output as it is read (podium-worker attach: the engine's own log,
   // `kubectl logs` or slurm-<id>.out, keeps the lines too). Called on the supervisor thread.
   std::function<void(const std::string&)> echo;
+  // The environment probe run just before the rank starts (software_probe.h): by the rank's own
+  // interpreter when its argv[0] is a Python, else by this one. Empty: no probe (the hermetic
+  // tests' scripted launchers).
+  std::string probe_python;
+  std::chrono::milliseconds probe_timeout{15000};
 };
 
 class RankRunner {
@@ -87,6 +92,8 @@ class RankRunner {
   };
 
   void supervise();
+  // The rank's environment, probed with its launch spec (null: no probe or no answer).
+  nlohmann::json probe_environment(const LaunchSpec& rank) const;
   void upload();
   void report();
   void enqueue(Report r);

@@ -27,4 +27,15 @@ nlohmann::json probe_software(ProcessLauncher& launcher, const std::string& pyth
                               const std::vector<std::string>& env, const std::string& cwd,
                               std::chrono::milliseconds timeout, std::string* error);
 
+// What one rank runs with, probed just before it starts by the rank's own interpreter with the
+// rank's environment, working directory and account (`spec` as the rank would be launched; its
+// argv is replaced): python, jax, jaxlib, libtpu and maxtext versions, `git_commit` of the
+// working directory when it is a git checkout, and `maxtext_commit` of the checkout MaxText is
+// imported from. Sent with the rank's `running` report and stored per attempt.
+const std::string& rank_environment_program();
+nlohmann::json parse_environment_report(const std::string& stdout_text);
+nlohmann::json probe_rank_environment(ProcessLauncher& launcher, LaunchSpec spec,
+                                      const std::string& python, std::chrono::milliseconds timeout,
+                                      std::string* error);
+
 }  // namespace podium::worker

@@ -30,6 +30,10 @@ export interface FormState {
   code_bundle: string;
   image: string;
   maxtext_version: string;
+  /** maxtext_fork.keys: the fork's base.yml keys, one per line (or comma separated) */
+  maxtext_fork_keys: string;
+  /** maxtext_fork.mesh_axes: "data, fsdp, tensor" in the fork's order */
+  maxtext_fork_mesh_axes: string;
   /** one NAME=value per line */
   env: string;
   steps: string;
@@ -60,7 +64,8 @@ export interface FormState {
 /** Nothing given: what a pasted spec is read onto. */
 export const BLANK_FORM: FormState = {
   name: '', cluster: '', dataset: '', model: '', workload: '', command: '', entrypoint: '',
-  config_file: '', workdir: '', code_bundle: '', image: '', maxtext_version: '', env: '',
+  config_file: '', workdir: '', code_bundle: '', image: '', maxtext_version: '',
+  maxtext_fork_keys: '', maxtext_fork_mesh_axes: '', env: '',
   steps: '', per_device_batch_size: '', max_target_length: '', num_slices: '', parallelism: '',
   config: '', preflight: '', compile_cluster: '', checkpoint_period: '', max_restarts: '',
   restart_on_exit_codes: '', min_slices: '', priority: '', tags: '', skip_checks: [], force: false,
@@ -76,7 +81,7 @@ export const EMPTY_FORM: FormState = {
 /** The run-spec fields the form has a control for (docs/openapi.yaml RunSpec, and skip_checks). */
 export const FORM_FIELDS = [
   'name', 'cluster', 'dataset', 'model', 'workload', 'command', 'entrypoint', 'config_file',
-  'workdir', 'code_bundle', 'image', 'maxtext_version', 'env', 'steps', 'per_device_batch_size',
+  'workdir', 'code_bundle', 'image', 'maxtext_version', 'maxtext_fork', 'env', 'steps', 'per_device_batch_size',
   'max_target_length', 'num_slices', 'parallelism', 'config', 'preflight', 'compile_cluster',
   'checkpoint_period', 'max_restarts', 'restart_on_exit_codes', 'min_slices', 'priority', 'tags',
   'skip_checks', 'force',
@@ -127,6 +132,15 @@ export function formToSpec(f: FormState): { spec: Record<string, unknown>; error
   text('code_bundle');
   text('image');
   text('maxtext_version');
+  const names = (v: string) => v.split(/[\s,]+/).filter((s) => s !== '');
+  const forkKeys = names(f.maxtext_fork_keys);
+  const forkAxes = names(f.maxtext_fork_mesh_axes);
+  if (forkKeys.length || forkAxes.length) {
+    const fork: Record<string, string[]> = {};
+    if (forkKeys.length) fork.keys = forkKeys;
+    if (forkAxes.length) fork.mesh_axes = forkAxes;
+    spec.maxtext_fork = fork;
+  }
   const env = parseEnv(f.env, errors);
   if (Object.keys(env).length) spec.env = env;
   const steps = intField(f.steps, 'steps', errors, 1);
@@ -182,6 +196,8 @@ export function specToForm(spec: Record<string, any>, base: FormState = EMPTY_FO
     code_bundle: str(spec.code_bundle, base.code_bundle),
     image: str(spec.image, base.image),
     maxtext_version: str(spec.maxtext_version, base.maxtext_version),
+    maxtext_fork_keys: Array.isArray(spec.maxtext_fork?.keys) ? spec.maxtext_fork.keys.map(String).join('\n') : base.maxtext_fork_keys,
+    maxtext_fork_mesh_axes: Array.isArray(spec.maxtext_fork?.mesh_axes) ? spec.maxtext_fork.mesh_axes.map(String).join(', ') : base.maxtext_fork_mesh_axes,
     env: given('env') ? formatEnv(spec.env) : base.env,
     steps: str(spec.steps, base.steps),
     per_device_batch_size: str(spec.per_device_batch_size, base.per_device_batch_size),

@@ -36,6 +36,7 @@ export type Summary = Schemas['RunSummary'];
 export type Metrics = Schemas['Metrics'];
 export type Attempt = Schemas['Attempt'];
 export type AttemptHost = Schemas['AttemptHost'];
+export type AttemptEnvironment = Schemas['AttemptEnvironment'];
 export type RunEvent = Schemas['RunEvent'];
 export type Checkpoint = Schemas['Checkpoint'];
 export type LogLine = Schemas['LogLine'];

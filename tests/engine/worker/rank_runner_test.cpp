@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "engine/worker/environment.h"
 #include "tests/engine/worker/fakes.h"
 #include "tests/engine/worker/temp_dir.h"
 
@@ -117,6 +118,49 @@ TEST_F(RunnerFixture, ReportsRunningThenLinesThenExited) {
   EXPECT_THAT(testing::read_lines(dir.path() / "logs/att_1/rank-1.log"),
               ElementsAre("one", "two", "err", "three"));
   EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "spool"));
+}
+
+// The environment probe runs for real (python3 -c ...) before the rank, which stays scripted.
+struct ProbeForReal : ProcessLauncher {
+  explicit ProbeForReal(FakeLauncher& f) : fake(f) {}
+  LaunchResult launch(const LaunchSpec& spec) override {
+    if (spec.argv.size() == 3 && spec.argv[1] == "-c") {
+      probes.push_back(spec);
+      return real->launch(spec);
+    }
+    return fake.launch(spec);
+  }
+  FakeLauncher& fake;
+  std::shared_ptr<ProcessLauncher> real = make_posix_launcher();
+  std::vector<LaunchSpec> probes;
+};
+
+TEST_F(RunnerFixture, TheRunningReportCarriesWhatTheProbeFoundWithTheRanksSpec) {
+  ProbeForReal probing(launcher);
+  Assignment a = assignment();
+  a.command = {"/bin/train", "--steps=3"};  // not a Python: the agent's interpreter probes
+  RankContext ctx;
+  ctx.api = &api;
+  ctx.launcher = &probing;
+  ctx.clock = &clock;
+  ctx.budget = &budget;
+  ctx.agent_workdir = dir.path();
+  ctx.base_env = current_environment();
+  ctx.probe_python = "python3";
+  RankRunner runner(std::move(a), std::move(ctx));
+  runner.start();
+  ASSERT_TRUE(eventually([&] { return runner.pid().has_value(); }, 30s));
+  finish(0);
+  ASSERT_TRUE(runner.wait_finished(10s));
+  ASSERT_EQ(probing.probes.size(), 1u);
+  EXPECT_EQ(probing.probes[0].argv[0], "python3");
+  EXPECT_EQ(probing.probes[0].cwd, launcher.specs.at(0).cwd);  // the rank's directory
+  EXPECT_EQ(probing.probes[0].env, launcher.specs.at(0).env);  // and environment
+  nlohmann::json running;
+  for (const auto& c : api.snapshot())
+    if (c.path == "attempts/att_1/status" && c.body["state"] == "running") running = c.body;
+  ASSERT_TRUE(running.contains("environment")) << running;
+  EXPECT_EQ(running["environment"]["python"].get<std::string>().rfind("3.", 0), 0u);
 }
 
 TEST_F(RunnerFixture, FailedUploadsAreRetriedWithTheSameSeqAndExitWaitsForThem) {

@@ -67,5 +67,49 @@ TEST(SoftwareProbe, AMissingOrSilentInterpreterGivesNoReport) {
   EXPECT_NE(error.find("did not answer"), std::string::npos) << error;
 }
 
+TEST(SoftwareProbe, TheRankReportKeepsVersionsAndHexCommits) {
+  const auto report = parse_environment_report(
+      R"({"python":"3.11.7","jax":"0.10.2","maxtext_layout":"package","git_commit":)"
+      R"("0123456789abcdef0123456789abcdef01234567","maxtext_commit":"HEAD~1"})");
+  EXPECT_EQ(report, (json{{"python", "3.11.7"},
+                          {"jax", "0.10.2"},
+                          {"git_commit", "0123456789abcdef0123456789abcdef01234567"}}));
+  EXPECT_TRUE(parse_environment_report("no json").is_null());
+}
+
+// The rank probe under a real interpreter, in a working directory that is a git checkout (the
+// files git writes, made by hand: HEAD naming a branch whose commit is in packed-refs), with the
+// rank's environment.
+TEST(SoftwareProbe, TheRankProbeFindsTheCheckoutsCommit) {
+  auto launcher = make_posix_launcher();
+  testing::TempDir dir;
+  const auto repo = dir.path() / "repo";
+  std::filesystem::create_directories(repo / ".git" / "refs" / "heads");
+  std::filesystem::create_directories(repo / "sub");
+  std::ofstream(repo / ".git" / "HEAD") << "ref: refs/heads/main\n";
+  const std::string commit = "89abcdef0123456789abcdef0123456789abcdef";
+  std::ofstream(repo / ".git" / "packed-refs") << "# pack-refs\n" << commit << " refs/heads/main\n";
+  LaunchSpec rank;
+  rank.argv = {"train.sh"};
+  rank.env = current_environment();
+  rank.cwd = (repo / "sub").string();
+  std::string error;
+  auto report =
+      probe_rank_environment(*launcher, rank, "python3", std::chrono::seconds(30), &error);
+  ASSERT_TRUE(report.is_object()) << error;
+  EXPECT_EQ(report["python"].get<std::string>().rfind("3.", 0), 0u);
+  EXPECT_EQ(report.value("git_commit", ""), commit);
+  // A loose ref wins over packed-refs, as in git.
+  const std::string loose = "0123456789abcdef0123456789abcdef01234567";
+  std::ofstream(repo / ".git" / "refs" / "heads" / "main") << loose << "\n";
+  report = probe_rank_environment(*launcher, rank, "python3", std::chrono::seconds(30), &error);
+  EXPECT_EQ(report.value("git_commit", ""), loose);
+  // Outside a checkout: no commit.
+  rank.cwd = dir.path().string();
+  report = probe_rank_environment(*launcher, rank, "python3", std::chrono::seconds(30), &error);
+  ASSERT_TRUE(report.is_object()) << error;
+  EXPECT_FALSE(report.contains("git_commit"));
+}
+
 }  // namespace
 }  // namespace podium::worker

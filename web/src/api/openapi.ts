@@ -1987,6 +1987,16 @@ export interface components {
             skip_checks?: ("model" | "config_keys" | "mesh" | "hbm" | "data")[];
             /** @description `auto` (default: the cluster's), `fork`, `legacy`, a release (`0.2.0`) or a git commit (7-40 hex digits). */
             maxtext_version?: string;
+            /**
+             * @description A MaxText fork's own configuration: the top-level keys of its base.yml and/or its
+             *     `mesh_axes` (in order). Config keys and the mesh are then checked exactly against
+             *     them (an unknown key is an error); without them a fork is checked against the
+             *     newest MaxText release Podium has, and an unknown key is a warning.
+             */
+            maxtext_fork?: {
+                keys?: string[];
+                mesh_axes?: string[];
+            };
         };
         Run: {
             /** @description The compile check of a run submitted with preflight compile (null otherwise). */
@@ -2041,6 +2051,8 @@ export interface components {
             failure_class: components["schemas"]["FailureClass"] | null;
             /** @description Why a failed run failed, in one line: its failing attempt's reason (for code_error: rank N exited with code C before the first step, then the exception line). Null unless the run failed; null for imported runs. */
             failure_detail: string | null;
+            /** @description The latest attempt's environment (as in GET /runs/{id}/attempts); null before the first attempt. */
+            environment: components["schemas"]["AttemptEnvironment"] | null;
             /** @description Restarts that spent the max_restarts budget. */
             restarts: number;
             /** @description Recoveries from preemption or lost hosts (no budget spent). */
@@ -2304,6 +2316,36 @@ export interface components {
                 efficiency_basis: "default" | "history";
                 efficiency_runs: number;
             } | null;
+            /**
+             * @description A MaxText run: the MaxText version its config keys and mesh were checked against
+             *     (engine/core/maxtext_releases.h). `source`: run (its maxtext_version), cluster (the
+             *     cluster's), agents (what the cluster's agents reported) or default (nothing known:
+             *     the `current` key list). `exact` false (an unknown release, a commit, a checkout, a
+             *     fork): checked against the nearest vendored `release`, and unknown keys are
+             *     warnings. `keys`: the key list used (a release, `current`, or `run` for the run's
+             *     maxtext_fork.keys); `mesh_axes_from` likewise.
+             */
+            maxtext?: {
+                /** @description The version that decided (declared or reported); null by default. */
+                version: string | null;
+                /** @enum {string} */
+                source: "run" | "cluster" | "agents" | "default";
+                /** @description The distinct MaxText versions the cluster's agents reported. */
+                reported: string[];
+                /** @description The vendored release (github.com/AI-Hypercomputer/maxtext at its tag) whose data was used. */
+                release: {
+                    /** @example 0.2.0 */
+                    version: string;
+                    /** @example maxtext-v0.2.0 */
+                    tag: string;
+                    commit: string;
+                    /** @description The tag's date (YYYY-MM-DD). */
+                    date: string;
+                } | null;
+                keys: string;
+                mesh_axes_from: string;
+                exact: boolean;
+            };
             alternatives: {
                 /** @enum {string} */
                 kind: "mesh" | "memory" | "data";
@@ -2380,24 +2422,48 @@ export interface components {
                 /** @description The engine's verdict: engine_state, succeeded, failure_class, exit_code, reason. */
                 end: Record<string, never> | null;
             } | null;
-            /**
-             * @description What the attempt's ranks ran (shared/api.md, MaxText version): the versions the
-             *     agents reported, the code's digest or git commit, the image.
-             */
-            environment?: {
-                python?: string | null;
-                jax?: string | null;
-                jaxlib?: string | null;
-                libtpu?: string | null;
-                maxtext?: string | null;
-                code_digest?: string | null;
-                git_commit?: string | null;
-                image?: string | null;
-            } | null;
+            environment: components["schemas"]["AttemptEnvironment"];
             created_at: components["schemas"]["Timestamp"];
             started_at: components["schemas"]["Timestamp"] | null;
             ended_at: components["schemas"]["Timestamp"] | null;
             hosts: components["schemas"]["AttemptHost"][];
+        };
+        /**
+         * @description What an attempt ran with (backend/api/attempt_environment.h). The versions and commits
+         *     are what the lowest rank that reported found just before it started (its agent probes
+         *     the rank's own Python with the rank's environment and working directory);
+         *     `code_digest` and `image` are what the server recorded when it created the attempt
+         *     (the run's code bundle; on Kubernetes the run's or the cluster's image). Null where
+         *     unknown.
+         */
+        AttemptEnvironment: {
+            python: string | null;
+            jax: string | null;
+            jaxlib: string | null;
+            libtpu: string | null;
+            /** @description The maxtext package's version. */
+            maxtext: string | null;
+            /** @description The commit of the rank's working directory when it is a git checkout. */
+            git_commit: string | null;
+            /** @description The commit of the checkout MaxText was imported from, when it is one. */
+            maxtext_commit: string | null;
+            /** @description The run's code bundle (sha256:...). */
+            code_digest: string | null;
+            image: string | null;
+            /** @description How many ranks reported their environment. */
+            ranks_reported: number;
+            /** @description Keys whose value differs between the ranks that reported. */
+            differs: string[];
+        };
+        /** @description What one rank's agent found just before starting it (unknown keys are ignored when reported). */
+        RankEnvironment: {
+            python?: string;
+            jax?: string;
+            jaxlib?: string;
+            libtpu?: string;
+            maxtext?: string;
+            git_commit?: string;
+            maxtext_commit?: string;
         };
         /** @description One rank of an attempt. */
         AttemptHost: {
@@ -2419,6 +2485,8 @@ export interface components {
             signal: number | null;
             started_at: components["schemas"]["Timestamp"] | null;
             ended_at: components["schemas"]["Timestamp"] | null;
+            /** @description What the rank reported running with (null when its agent did not probe). */
+            environment: components["schemas"]["RankEnvironment"] | null;
         };
         AttemptList: {
             items: components["schemas"]["Attempt"][];
@@ -2783,6 +2851,8 @@ export interface components {
             state: "running" | "exited";
             exit_code?: number | null;
             signal?: number | null;
+            /** @description With `running`, what the rank runs with (the agent's probe just before it started). */
+            environment?: components["schemas"]["RankEnvironment"];
         };
         LogBatch: {
             rank: number;

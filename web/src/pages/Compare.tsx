@@ -4,6 +4,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api';
 import { Chart } from '../components/Chart';
 import { Empty, ErrorBox, Loading } from '../components/ui';
+import { environmentForDiff } from '../environment';
 import { configDiff, METRICS, metricRatioText, ratioOf, rowId, toCsv, toMarkdown, topologyLabel, verdict } from '../compare';
 import { num, pct, ratioText } from '../format';
 import { planCheckText } from '../planCheck';
@@ -60,7 +61,7 @@ function CompareBody({ result, runs, onBaseline }: { result: CompareResult; runs
   const diff = useMemo(() => configDiff(result.rows.map((r) => {
     const run = runs.find((x) => x.id === rowId(r));
     const spec = run?.spec ?? {};
-    return { accelerator: r.accelerator, num_slices: (r as any).num_slices, per_device_batch_size: r.per_device_batch_size, max_target_length: r.max_target_length, code_bundle: spec.code_bundle ?? null, parallelism: spec.parallelism ?? {}, config: spec.config ?? {} };
+    return { accelerator: r.accelerator, num_slices: (r as any).num_slices, per_device_batch_size: r.per_device_batch_size, max_target_length: r.max_target_length, code_bundle: spec.code_bundle ?? null, parallelism: spec.parallelism ?? {}, config: spec.config ?? {}, environment: environmentForDiff(run?.environment) };
   })), [result, runs]);
   return (
     <>

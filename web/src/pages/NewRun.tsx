@@ -165,6 +165,8 @@ export function NewRun() {
             <label>Code bundle <input name="code_bundle" value={form.code_bundle} onInput={set('code_bundle')} placeholder="sha256:… (podium runs submit --code)" /></label>
             <label>Image <input name="image" value={form.image} onInput={set('image')} placeholder="Kubernetes: the cluster's" /></label>
             <label>MaxText version <input name="maxtext_version" value={form.maxtext_version} onInput={set('maxtext_version')} placeholder="auto, fork, 0.2.0, a commit" /></label>
+            <label>Fork's mesh axes <input name="maxtext_fork_mesh_axes" value={form.maxtext_fork_mesh_axes} onInput={set('maxtext_fork_mesh_axes')} placeholder="a fork's mesh_axes: data, fsdp, tensor" /></label>
+            <label class="wide">Fork's config keys <textarea name="maxtext_fork_keys" rows={2} value={form.maxtext_fork_keys} onInput={set('maxtext_fork_keys')} placeholder="a fork's base.yml keys, one per line: checked exactly" /></label>
             <label class="wide">Environment <textarea name="env" rows={3} value={form.env} onInput={set('env')} placeholder={'LIBTPU_INIT_ARGS=--xla_tpu_scoped_vmem_limit_kib=98304\nJAX_PLATFORMS=tpu'} />{err('env')}</label>
           </fieldset>
           <fieldset>

@@ -11,7 +11,8 @@ import { PlanCheckBadge } from '../components/PlanCheckBadge';
 import { expectationBasisText, planCheckOf } from '../planCheck';
 import { Empty, ErrorBox, Loading, StateBadge, usePoll } from '../components/ui';
 import { count, gib, money, num, pct, progress, ratioText, seconds } from '../format';
-import { FINISHED_STATES, type Metrics, type Summary } from '../types';
+import { FINISHED_STATES, type AttemptEnvironment, type Metrics, type Summary } from '../types';
+import { environmentEntries } from '../environment';
 
 const CHARTS: { key: string; title: string; color: string; band?: boolean }[] = [
   { key: 'loss', title: 'Loss', color: '#2f5fd0' },
@@ -88,6 +89,7 @@ export function RunPage({ id }: { id: string }) {
               {a.resumed_from_step !== null ? ` · resumed from step ${a.resumed_from_step}` : ''}{a.first_step !== null ? ` · steps ${a.first_step}–${a.last_step ?? '?'}` : ''}
               {a.ending_cause ? ` · ${a.ending_cause}` : ''}
               {a.engine ? ` · ${a.executor} job ${a.engine.job_id ?? '(submitting)'}${a.engine.state ? ` ${a.engine.state}` : ''}` : ''}</summary>
+            <AttemptEnvironmentLine env={a.environment} />
             <table class="data compact">
               <thead><tr><th>Rank</th><th>Slice</th><th>Host</th><th>Worker</th><th>State</th><th>Exit</th><th>Started</th><th>Ended</th></tr></thead>
               <tbody>{a.hosts.map((h) => (
@@ -199,5 +201,17 @@ function RunCharts({ id, live, summary, peak }: { id: string; live: boolean; sum
         </div>
       )}
     </section>
+  );
+}
+
+/** What the attempt ran with: the versions its ranks reported, the code, the image. */
+function AttemptEnvironmentLine({ env }: { env: AttemptEnvironment }) {
+  const entries = environmentEntries(env);
+  if (entries.length === 0) return <p class="muted" data-test="attempt-environment">Environment: not reported.</p>;
+  return (
+    <p class="muted" data-test="attempt-environment">
+      Environment: {entries.map((e, i) => <span key={e.key}>{i > 0 ? ' · ' : ''}{e.label} <code>{e.value}</code></span>)}
+      {env.differs.length > 0 ? <strong> · differs across ranks: {env.differs.join(', ')}</strong> : null}
+    </p>
   );
 }

@@ -47,7 +47,7 @@ describe('every run-spec field', () => {
     entrypoint: ['/bin/sh', '-c', 'echo "$X, a b"; exec python3 -m MaxText.train "$@"', 'sh'],
     config_file: 'MaxText/configs/base.yml', workdir: 'sub/dir',
     code_bundle: `sha256:${'ab'.repeat(32)}`, image: 'us-docker.pkg.dev/p/r/maxtext:2026-01',
-    maxtext_version: '0.2.0',
+    maxtext_version: '0.2.0', maxtext_fork: { keys: ['run_name', 'my_fork_key'], mesh_axes: ['data', 'fsdp', 'my_axis'] },
     env: { XLA_FLAGS: '--xla_a=true --xla_b=1', EMPTY: '', SPACED: ' a b ', URL: 'gs://b/x=y:z' },
     steps: 1000, per_device_batch_size: 0.5, max_target_length: 4096, num_slices: 2,
     parallelism: { ici_fsdp: -1, ici_tensor: 4, dcn_data: 2 },
