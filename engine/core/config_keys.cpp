@@ -198,6 +198,15 @@ std::vector<ConfigIssue> validate_config_with_keys(const nlohmann::json& config,
   const auto known = [&keys](std::string_view key) {
     return std::binary_search(keys.begin(), keys.end(), key);
   };
+  // Suggestions cost an edit distance against every known key: only the first unknown keys get
+  // one, so that a body of thousands of unknown keys against a fork's long list stays cheap.
+  constexpr size_t kMaxSuggestions = 20;
+  size_t suggested = 0;
+  const auto suggest = [&](std::string_view key) -> std::optional<std::string> {
+    if (suggested >= kMaxSuggestions) return std::nullopt;
+    ++suggested;
+    return nearest_key_in(key, keys);
+  };
   const std::string opt_type = config.contains("opt_type") && config["opt_type"].is_string()
                                    ? config["opt_type"].get<std::string>()
                                    : std::string("adamw");  // MaxText base.yml default
@@ -226,7 +235,7 @@ std::vector<ConfigIssue> validate_config_with_keys(const nlohmann::json& config,
       ConfigIssue issue{"unknown_config_key", key,
                         "config key '" + key + "' is not a key of " + std::string(label) +
                             "; MaxText would reject it as \"not in valid fields\"",
-                        "", nearest_key_in(key, keys)};
+                        "", suggest(key)};
       issue.hint = issue.suggestion ? "did you mean '" + *issue.suggestion + "'?"
                                     : "see MaxText configs/base.yml for valid keys";
       issues.push_back(std::move(issue));

@@ -79,6 +79,12 @@ TEST_F(CodeBundles, ARunSubmittedWithCodeStartsOnTwoAgentsFromTheBundle) {
   const auto att = attempts(id);
   ASSERT_EQ(att.size(), 1u);
   const std::string attempt_id = att[0]["id"];
+  // The attempt recorded its code (the bundle) and what both ranks' Python was.
+  const json& env = att[0]["environment"];
+  EXPECT_EQ(env["code_digest"], digest) << env.dump();
+  EXPECT_EQ(env.value("ranks_reported", -1), 2) << env.dump();
+  EXPECT_TRUE(env["python"].is_string()) << env.dump();
+  EXPECT_EQ(run["environment"], env);
   for (int rank = 0; rank < 2; ++rank) {
     std::string joined;
     for (const auto& l : stored_logs(id, attempt_id, rank))

@@ -86,6 +86,13 @@ TEST_F(ReferenceRun, HappyPathOneSliceTwoHosts) {
     workers_used.insert(h.value("worker_id", ""));
   }
   EXPECT_EQ(workers_used.size(), 2u) << "both ranks on one worker\n" << describe_attempts(att);
+  // What the ranks ran with: each agent probed the workload's interpreter (the project's venv,
+  // which has jax) before starting its rank.
+  const json& env = a["environment"];
+  EXPECT_EQ(env.value("ranks_reported", -1), 2) << env.dump();
+  EXPECT_TRUE(env["python"].is_string()) << env.dump();
+  EXPECT_TRUE(env["jax"].is_string()) << env.dump();
+  EXPECT_EQ(env["differs"], json::array()) << env.dump();
 
   // Metrics: steps 0..39, each exactly once, with a loss and a step time; the loss falls.
   const json m = metrics(id);

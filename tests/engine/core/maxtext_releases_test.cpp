@@ -219,5 +219,17 @@ TEST(MaxTextReleases, AForkBringsItsOwnKeysAndMeshAxes) {
   }
 }
 
+TEST(MaxTextReleases, OnlyTheFirstUnknownKeysGetASuggestion) {
+  // Each suggestion is an edit distance against every known key: a body of many unknown keys
+  // against a long list stays cheap.
+  json config = json::object();
+  for (char c = 'a'; c <= 'z'; ++c) config[std::string("remat_polic") + c + "x"] = 1;
+  const auto issues = validate_config_with_keys(config, known_config_keys("0.2.4"), "MaxText");
+  ASSERT_EQ(issues.size(), 26u);
+  size_t suggested = 0;
+  for (const ConfigIssue& i : issues) suggested += i.suggestion ? 1 : 0;
+  EXPECT_EQ(suggested, 20u);
+}
+
 }  // namespace
 }  // namespace podium::core
