@@ -1,5 +1,5 @@
 #pragma once
-// Rank 0's MaxText step lines stored once, as their metrics rows (migration 0020,
+// Rank 0's MaxText step lines stored once, as their metrics rows (migration 0019,
 // engine/core/step_line_text.h): which lines qualify, how a page of the log reads their text
 // back, and how a row gives its text back to log_lines when its figures are about to change.
 

@@ -32,7 +32,7 @@ class DbLogLinesIndexes : public ::testing::Test {
         "INSERT INTO log_lines (run_id, attempt_id, attempt_number, rank, seq, line) "
         "SELECT 'r' || g, 'a' || g, 1, s % 2, s / 2, 'line ' || s "
         "FROM generate_series(1, 100) g, generate_series(0, 499) s");
-    // Rank 0's step lines stored once (migration 0020): 500 steps per run, as metrics rows.
+    // Rank 0's step lines stored once (migration 0019): 500 steps per run, as metrics rows.
     tx.exec(
         "INSERT INTO metrics (run_id, attempt_id, attempt_number, step, loss, log_seq, "
         "log_prefix, log_id) SELECT 'r' || g, 'a' || g, 1, s, 1.0, 1000 + s, '', "

@@ -1,4 +1,4 @@
-// Rank 0's MaxText step lines stored once, as their metrics rows (migration 0020,
+// Rank 0's MaxText step lines stored once, as their metrics rows (migration 0019,
 // backend/ingest/step_line_store.h): the log API, its search and its pages give back every line
 // as sent, in order; a retried batch stores nothing twice; a step printed twice in one attempt
 // keeps both lines; retention clears them with the rest of the run's lines.
