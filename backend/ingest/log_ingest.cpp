@@ -21,11 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<double> finite(const std::optional<double>& v) {
-  if (!v || !std::isfinite(*v)) return std::nullopt;
-  return v;
-}
-
 // Length of a valid UTF-8 sequence starting at s[i], or 0 when invalid.
 size_t utf8_sequence(std::string_view s, size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
@@ -271,10 +266,10 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
         if (std::isfinite(v)) extra[k] = v;
       if (m->live_slice_count) extra["live_slice_count"] = *m->live_slice_count;
       step_col.integer(m->step);
-      seconds_col.number(finite(m->seconds));
-      tflops_col.number(finite(m->tflops_per_device));
-      tokens_col.number(finite(m->tokens_per_second_per_device));
-      weights_col.number(finite(m->total_weights));
+      seconds_col.number(finite_figure(m->seconds));
+      tflops_col.number(finite_figure(m->tflops_per_device));
+      tokens_col.number(finite_figure(m->tokens_per_second_per_device));
+      weights_col.number(finite_figure(m->total_weights));
       // A NaN (or infinite) loss is stored as NaN: the run page must show it.
       loss_col.number(m->loss && !std::isfinite(*m->loss) ? std::optional<double>(std::nan(""))
                                                           : m->loss);

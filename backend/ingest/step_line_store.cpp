@@ -8,14 +8,10 @@
 
 namespace podium::ingest {
 
-namespace {
-
-std::optional<double> finite(const std::optional<double>& v) {
+std::optional<double> finite_figure(const std::optional<double>& v) {
   if (!v || !std::isfinite(*v)) return std::nullopt;
   return v;
 }
-
-}  // namespace
 
 std::optional<std::string> compact_step_prefix(const std::string& text,
                                                const core::StepMetrics& m) {
@@ -25,10 +21,10 @@ std::optional<std::string> compact_step_prefix(const std::string& text,
   // line cannot be rebuilt and keeps its text), a non-finite loss becomes NaN.
   core::StepLineFigures f;
   f.step = m.step;
-  f.seconds = finite(m.seconds);
-  f.tflops_per_device = finite(m.tflops_per_device);
-  f.tokens_per_second_per_device = finite(m.tokens_per_second_per_device);
-  f.total_weights = finite(m.total_weights);
+  f.seconds = finite_figure(m.seconds);
+  f.tflops_per_device = finite_figure(m.tflops_per_device);
+  f.tokens_per_second_per_device = finite_figure(m.tokens_per_second_per_device);
+  f.total_weights = finite_figure(m.total_weights);
   if (m.loss) f.loss = std::isfinite(*m.loss) ? *m.loss : std::numeric_limits<double>::quiet_NaN();
   return core::step_line_prefix(text, f);
 }

@@ -13,6 +13,9 @@
 
 namespace podium::ingest {
 
+// A figure as the metrics table keeps it: NULL (nullopt) unless finite.
+std::optional<double> finite_figure(const std::optional<double>& v);
+
 // The prefix to store when `text` (as stored: storable_line) is exactly MaxText's step line of
 // `m` with the figures the metrics row will hold; nullopt when the text must be kept as text.
 std::optional<std::string> compact_step_prefix(const std::string& text, const core::StepMetrics& m);

@@ -13,4 +13,11 @@ inline std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+// `s` without leading and trailing ASCII whitespace.
+inline std::string_view ascii_trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace podium::core

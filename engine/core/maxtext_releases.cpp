@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "engine/core/ascii.h"
 #include "engine/core/model_catalog.h"
 
 namespace podium::core {
@@ -12,18 +13,12 @@ namespace {
 
 constexpr std::string_view kManifest = "data/maxtext_releases.txt";
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t pos = 0;
   while (true) {
     const size_t end = s.find(sep, pos);
-    out.emplace_back(trim(s.substr(pos, end == std::string_view::npos ? end : end - pos)));
+    out.emplace_back(ascii_trim(s.substr(pos, end == std::string_view::npos ? end : end - pos)));
     if (end == std::string_view::npos) break;
     pos = end + 1;
   }
@@ -55,12 +50,6 @@ bool is_hex_commit(std::string_view v) {
   return v.size() >= 7 && v.size() <= 40 && std::all_of(v.begin(), v.end(), [](char c) {
            return std::isxdigit(static_cast<unsigned char>(c)) != 0;
          });
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // The vendored release an unknown version is checked against: for a release number the newest
@@ -100,7 +89,7 @@ const std::vector<MaxTextRelease>& maxtext_releases() {
 }
 
 const MaxTextRelease* find_maxtext_release(std::string_view version) {
-  const std::string v = lower(trim(version));
+  const std::string v = ascii_lower(ascii_trim(version));
   if (v.empty()) return nullptr;
   for (const MaxTextRelease& r : maxtext_releases()) {
     if (v == r.version || v == "v" + r.version || v == r.tag) return &r;

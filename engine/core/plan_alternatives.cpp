@@ -8,7 +8,7 @@ namespace podium::core {
 namespace {
 
 // Spec fields that live at the top level of a run spec rather than under "config".
-constexpr std::array<std::string_view, 4> kTopLevelFields = {
+constexpr std::array<std::string_view, 4> kAlternativeTopLevelFields = {
     "per_device_batch_size", "max_target_length", "steps", "checkpoint_period"};
 
 nlohmann::json scalar_value(const std::string& text) {
@@ -49,7 +49,7 @@ std::optional<nlohmann::json> memory_change_patch(const std::string& change) {
   std::string value = change.substr(eq + 1);
   if (const auto space = value.find(' '); space != std::string::npos) value.resize(space);
   if (value.empty()) return std::nullopt;
-  for (std::string_view top : kTopLevelFields) {
+  for (std::string_view top : kAlternativeTopLevelFields) {
     if (key == top) return nlohmann::json{{key, scalar_value(value)}};
   }
   return nlohmann::json{{"config", {{key, scalar_value(value)}}}};
