@@ -28,7 +28,10 @@ debug=()
 [ "${CI:-}" = "true" ] && debug=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_UNITY_BUILD=ON)
 
 step "build (Debug, all targets)"
-./scripts/build.sh build/test -DCMAKE_BUILD_TYPE=Debug -DPODIUM_BENCH=OFF "${debug[@]}"
+maxtext_e2e=OFF
+[ "${PODIUM_MAXTEXT_E2E:-0}" = 1 ] && maxtext_e2e=ON
+./scripts/build.sh build/test -DCMAKE_BUILD_TYPE=Debug -DPODIUM_BENCH=OFF "${debug[@]}" \
+  -DPODIUM_MAXTEXT_E2E="$maxtext_e2e"
 
 step "test PostgreSQL"
 export PODIUM_TEST_PG_DIR="${PODIUM_TEST_PG_DIR:-$root/build/test-pg}"
