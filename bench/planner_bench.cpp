@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/core/accelerator.h"
-#include "engine/core/mesh.h"
-#include "engine/core/planner.h"
+#include "engine/core/plan/planner.h"
+#include "engine/core/topology/accelerator.h"
+#include "engine/core/topology/mesh.h"
 
 namespace {
 
@@ -93,8 +93,8 @@ BENCHMARK(BM_MakePlan_Tpu7x64_Almodel);
 
 // The slowest request the accelerator_mesh fuzzer keeps in its corpus: 784,784 devices (many
 // divisors) with odd explicit sizes on six ICI and four DCN axes over two slices, so the search
-// for alternatives spends its whole kMaxTries budget (engine/core/mesh.cpp). What an unmappable
-// plan can cost a handler thread at most.
+// for alternatives spends its whole kMaxTries budget (engine/core/topology/mesh.cpp). What an
+// unmappable plan can cost a handler thread at most.
 void BM_MeshAlternatives_WorstCase_Cpu784784(benchmark::State& state) {
   const auto parsed = podium::core::parse_accelerator("cpu-784784");
   podium::core::MeshRequest req = podium::core::mesh_request_for(*parsed.type, 1);

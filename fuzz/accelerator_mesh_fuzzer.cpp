@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/core/accelerator.h"
-#include "engine/core/mesh.h"
+#include "engine/core/topology/accelerator.h"
+#include "engine/core/topology/mesh.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

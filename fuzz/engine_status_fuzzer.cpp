@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/jobset_status.h"
-#include "engine/core/slurm_job.h"
+#include "engine/core/executors/jobset_status.h"
+#include "engine/core/executors/slurm_job.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

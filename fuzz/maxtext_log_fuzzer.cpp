@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/core/checkpoint_lines.h"
-#include "engine/core/hbm_peak.h"
-#include "engine/core/maxtext_log.h"
+#include "engine/core/logs/checkpoint_lines.h"
+#include "engine/core/logs/maxtext_log.h"
+#include "engine/core/plan/hbm_peak.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,6 +1,7 @@
-// The accelerator catalog (engine/core/accelerator.h), read-only: which slice types exist and what
-// each is in chips, JAX devices and hosts, so that clients offer real names instead of guessing.
-#include "engine/core/accelerator.h"
+// The accelerator catalog (engine/core/topology/accelerator.h), read-only: which slice types exist
+// and what each is in chips, JAX devices and hosts, so that clients offer real names instead of
+// guessing.
+#include "engine/core/topology/accelerator.h"
 
 #include <cctype>
 

@@ -14,10 +14,10 @@
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "backend/sched/dispatch/external_attempts.h"
 #include "backend/sched/dispatch/worker_notices.h"
-#include "engine/core/accelerator.h"
-#include "engine/core/json_text.h"
-#include "engine/core/maxtext_launch.h"
-#include "engine/core/maxtext_log.h"
+#include "engine/core/launch/maxtext_launch.h"
+#include "engine/core/logs/maxtext_log.h"
+#include "engine/core/text/json_text.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::api {
 

@@ -1,9 +1,9 @@
 // Clusters: slices of one accelerator type, their workers and worker tokens.
-#include "engine/core/accelerator.h"
-#include "engine/core/executor.h"
-#include "engine/core/launch_policy.h"
-#include "engine/core/maxtext_launch.h"
-#include "engine/core/provisioning.h"
+#include "engine/core/executors/executor.h"
+#include "engine/core/executors/provisioning.h"
+#include "engine/core/launch/launch_policy.h"
+#include "engine/core/launch/maxtext_launch.h"
+#include "engine/core/topology/accelerator.h"
 
 #include "backend/api/accelerator_problem.h"
 #include "backend/api/api_context.h"
@@ -50,7 +50,7 @@ GcpFields read_gcp_fields(http::ObjectReader& in) {
   return f;
 }
 
-// The launch_policy field, validated (engine/core/launch_policy.h) and normalized with its
+// The launch_policy field, validated (engine/core/launch/launch_policy.h) and normalized with its
 // defaults filled in; nullopt when absent. An invalid policy is a 422 naming every field at fault.
 std::optional<std::string> read_launch_policy(const std::optional<nlohmann::json>& value) {
   if (!value) return std::nullopt;
@@ -110,7 +110,7 @@ nlohmann::json cluster_json(const db::Result& r, size_t i) {
   return j;
 }
 
-// The executor field, validated (engine/core/executor.h); nullopt when absent. An invalid
+// The executor field, validated (engine/core/executors/executor.h); nullopt when absent. An invalid
 // executor is a 422 naming every field at fault (call after the reader's own checks passed).
 std::optional<std::string> read_executor(const std::optional<nlohmann::json>& value) {
   if (!value) return std::nullopt;
@@ -126,7 +126,8 @@ std::optional<std::string> read_executor(const std::optional<nlohmann::json>& va
   return core::to_json(*parsed.executor).dump();
 }
 
-// maxtext_version: "auto", "fork", "legacy", a release or a commit (engine/core/maxtext_launch.h).
+// maxtext_version: "auto", "fork", "legacy", a release or a commit
+// (engine/core/launch/maxtext_launch.h).
 std::optional<std::string> read_maxtext_version(http::ObjectReader& in) {
   auto v = in.string("maxtext_version", false, 64);
   if (v)

@@ -4,8 +4,8 @@
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 #include "backend/sched/launch_spec.h"
-#include "engine/core/accelerator.h"
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::api {
 

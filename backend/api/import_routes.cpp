@@ -16,11 +16,11 @@
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
 #include "backend/ingest/log_ingest.h"
-#include "engine/core/accelerator.h"
-#include "engine/core/failure_classifier.h"
-#include "engine/core/hbm_peak.h"
-#include "engine/core/json_text.h"
-#include "engine/core/maxtext_log.h"
+#include "engine/core/logs/failure_classifier.h"
+#include "engine/core/logs/maxtext_log.h"
+#include "engine/core/plan/hbm_peak.h"
+#include "engine/core/text/json_text.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::api {
 
@@ -37,7 +37,7 @@ json finite(const std::optional<double>& v) {
   return *v;
 }
 
-// The same rule as a submitted run's name (engine/core/run_spec.cpp).
+// The same rule as a submitted run's name (engine/core/spec/run_spec.cpp).
 bool valid_run_name(const std::string& s) {
   if (s.empty() || s.size() > kMaxNameLength) return false;
   if (!std::isalnum(static_cast<unsigned char>(s.front()))) return false;

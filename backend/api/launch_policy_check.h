@@ -1,6 +1,6 @@
 #pragma once
-// A cluster's launch policy (engine/core/launch_policy.h) read from the database and applied to
-// a submission: a member's command workload on a cluster that trusts only admins is a 403 naming
+// A cluster's launch policy (engine/core/launch/launch_policy.h) read from the database and applied
+// to a submission: a member's command workload on a cluster that trusts only admins is a 403 naming
 // the field at fault and the policy key that would allow it.
 
 #include <string>
@@ -9,8 +9,8 @@
 
 #include "backend/common/principal.h"
 #include "backend/db/database.h"
-#include "engine/core/launch_policy.h"
-#include "engine/core/run_spec.h"
+#include "engine/core/launch/launch_policy.h"
+#include "engine/core/spec/run_spec.h"
 
 namespace podium::api {
 

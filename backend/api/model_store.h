@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/db/database.h"
-#include "engine/core/model_catalog.h"
+#include "engine/core/model/model_catalog.h"
 
 namespace podium::api {
 

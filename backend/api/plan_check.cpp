@@ -6,7 +6,7 @@
 
 #include "backend/api/sql_util.h"
 #include "backend/sched/run_state.h"
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
 
 namespace podium::api {
 

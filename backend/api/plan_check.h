@@ -1,7 +1,7 @@
 #pragma once
 // Plan against actual, decided once per run (issue 26 point 3). The first time a run's summary
 // (run_summary.h) has steady figures to set against the planner's expectation
-// (engine/core/plan_vs_actual.h), that verdict is stored in runs.plan_check with the step and
+// (engine/core/plan/plan_vs_actual.h), that verdict is stored in runs.plan_check with the step and
 // time it was made (migration 0018). From then on the run shows it in `flags` (run_view.h), its
 // summary and every compare row show the stored verdict, and an underperforming one is a run
 // event of kind `underperforming` (run_events.kind, with the figures in `detail`), the event a

@@ -1,5 +1,5 @@
 #pragma once
-// What earlier runs measured, for the planner (engine/core/planner.h HistoryFacts): the steady
+// What earlier runs measured, for the planner (engine/core/plan/planner.h HistoryFacts): the steady
 // MFU of finished runs of the same model on the same slice type, and the HBM in use that the
 // latest comparable run reported (same parallelism, remat policy and optimizer). The planner then
 // says `efficiency_basis: history` / `basis: history` and how many runs the figure rests on.
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/db/database.h"
-#include "engine/core/planner.h"
+#include "engine/core/plan/planner.h"
 
 namespace podium::api {
 

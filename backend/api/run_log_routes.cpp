@@ -11,7 +11,7 @@
 #include "backend/common/cursor.h"
 #include "backend/common/problem.h"
 #include "backend/ingest/step_line_store.h"
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
 
 namespace podium::api {
 

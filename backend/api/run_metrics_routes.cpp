@@ -1,5 +1,5 @@
 // GET /runs/{id}/metrics: step series for charts, downsampled on the server keeping each bucket's
-// extremes (engine/core/downsample.h); GET /runs/{id}/summary (run_summary.h, stored for
+// extremes (engine/core/metrics/downsample.h); GET /runs/{id}/summary (run_summary.h, stored for
 // settled runs by run_summary_store.h).
 #include <charconv>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "backend/api/run_summary_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
-#include "engine/core/downsample.h"
+#include "engine/core/metrics/downsample.h"
 
 namespace podium::api {
 

@@ -11,7 +11,7 @@
 #include "backend/common/problem.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "backend/sched/run_state.h"
-#include "engine/core/run_spec.h"
+#include "engine/core/spec/run_spec.h"
 
 namespace podium::api {
 

@@ -5,7 +5,7 @@
 
 #include "backend/api/resolve.h"
 #include "backend/common/problem.h"
-#include "engine/core/accelerator.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::api {
 

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/api/api_context.h"
-#include "engine/core/planner.h"
-#include "engine/core/run_spec.h"
+#include "engine/core/plan/planner.h"
+#include "engine/core/spec/run_spec.h"
 
 namespace podium::api {
 

@@ -9,11 +9,11 @@
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 #include "backend/sched/run_state.h"
-#include "engine/core/accelerator.h"
-#include "engine/core/flops.h"
-#include "engine/core/goodput.h"
-#include "engine/core/model_catalog.h"
-#include "engine/core/steady_state.h"
+#include "engine/core/metrics/goodput.h"
+#include "engine/core/metrics/steady_state.h"
+#include "engine/core/model/flops.h"
+#include "engine/core/model/model_catalog.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::api {
 

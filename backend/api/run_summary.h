@@ -5,7 +5,8 @@
 // FLOPs functions, so that the arithmetic is testable without a database.
 //
 // Figures and where they come from:
-//  step_seconds      median of the steady steps (engine/core/steady_state.h) over each step's
+//  step_seconds      median of the steady steps (engine/core/metrics/steady_state.h) over each
+//  step's
 //                    latest execution; compile and warm-up steps of every attempt, dispatch
 //                    artefacts, outliers and (when the run ran out of data) its last step are
 //                    excluded; "steady_state" lists the steps kept and every exclusion.
@@ -18,14 +19,14 @@
 //  mfu               tflops_per_device / the accelerator's peak per *device* (tpu7x: 1153.5);
 //                    null on CPU clusters (no peak).
 //  hbm_gib_used      the highest "Memstats: ... Using (GB) U / L" a log printed (log_facts.hbm).
-//  goodput           engine/core/goodput.h over the attempts' timelines (created, running,
+//  goodput           engine/core/metrics/goodput.h over the attempts' timelines (created, running,
 //                    finished; a live run ends now). An imported run has no timestamps: its
 //                    timeline is its logged step times alone (basis.goodput = "log_steps").
 //  cost_per_billion_tokens = chips x price_per_chip_hour x step_seconds / 3600
 //                    / (tokens_per_second_per_device x step_seconds x devices) x 1e9,
 //                    when the cluster has a price; chips and devices of every slice.
 //  plan_check        tflops_per_device against the planner's expectation
-//                    (engine/core/plan_vs_actual.h): the run's decision once made
+//                    (engine/core/plan/plan_vs_actual.h): the run's decision once made
 //                    (runs.plan_check, backend/api/plan_check.h: decided_at and at_step set),
 //                    until then what the figures say now (decided_at null); null when there is
 //                    nothing to say (no expectation, not steady yet, the check off).
@@ -38,8 +39,8 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/db/database.h"
-#include "engine/core/model_catalog.h"
-#include "engine/core/plan_vs_actual.h"
+#include "engine/core/model/model_catalog.h"
+#include "engine/core/plan/plan_vs_actual.h"
 
 namespace podium::api {
 

@@ -98,7 +98,7 @@ const std::vector<ConfigKey>& config_keys() {
        "10", "how often summaries of runs that finished since are computed and stored"},
       {"summaries.underperforming_ratio", "PODIUM_SUMMARIES_UNDERPERFORMING_RATIO", "", "0.1",
        "a run whose steady TFLOP/s/device is below this fraction of the planner's expectation is "
-       "underperforming (engine/core/plan_vs_actual.h); 0 turns the check off"},
+       "underperforming (engine/core/plan/plan_vs_actual.h); 0 turns the check off"},
   };
   return keys;
 }

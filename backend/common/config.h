@@ -66,7 +66,7 @@ struct ServerConfig {
   // How often summaries of newly settled runs are computed and stored (run_summary_store.h).
   std::chrono::seconds summary_precompute_interval{10};
   // Plan against actual: steady TFLOP/s/device below this fraction of the planner's expectation
-  // is underperforming (engine/core/plan_vs_actual.h; 0: off).
+  // is underperforming (engine/core/plan/plan_vs_actual.h; 0: off).
   double underperforming_ratio = 0.1;
 };
 

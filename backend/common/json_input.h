@@ -12,7 +12,7 @@
 
 #include "backend/common/http_message.h"
 #include "backend/common/problem.h"
-#include "engine/core/utf8.h"
+#include "engine/core/text/utf8.h"
 
 namespace podium::http {
 

@@ -28,10 +28,8 @@ struct Problem {
   Response to_response() const;
 };
 
-// The standard reason phrase of an HTTP status ("Not Found"); empty for codes without one here.
-// Shared with the CLI, which names statuses the same way.
-std::string_view reason_phrase(int status);
-// reason_phrase, or "Error" for other codes: the problem+json title.
+// core::reason_phrase (engine/core/text/http_status.h), or "Error" for other codes: the
+// problem+json title.
 std::string status_title(int status);
 // "about:blank"-style type URI per status, stable for clients to switch on.
 std::string problem_type(int status);

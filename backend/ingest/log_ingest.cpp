@@ -1,7 +1,7 @@
 #include "backend/ingest/log_ingest.h"
 
-#include "engine/core/checkpoint_lines.h"
-#include "engine/core/hbm_peak.h"
+#include "engine/core/logs/checkpoint_lines.h"
+#include "engine/core/plan/hbm_peak.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,8 +12,8 @@
 
 #include "backend/common/pg_array_literal.h"
 #include "backend/ingest/step_line_store.h"
-#include "engine/core/json_text.h"
-#include "engine/core/maxtext_log.h"
+#include "engine/core/logs/maxtext_log.h"
+#include "engine/core/text/json_text.h"
 
 namespace podium::ingest {
 

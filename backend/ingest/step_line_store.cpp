@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "backend/common/pg_array_literal.h"
-#include "engine/core/step_line_text.h"
+#include "engine/core/logs/step_line_text.h"
 
 namespace podium::ingest {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Rank 0's MaxText step lines stored once, as their metrics rows (migration 0019,
-// engine/core/step_line_text.h): which lines qualify, how a page of the log reads their text
+// engine/core/logs/step_line_text.h): which lines qualify, how a page of the log reads their text
 // back, and how a row gives its text back to log_lines when its figures are about to change.
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/db/database.h"
-#include "engine/core/maxtext_log.h"
+#include "engine/core/logs/maxtext_log.h"
 
 namespace podium::ingest {
 

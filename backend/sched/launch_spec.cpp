@@ -1,8 +1,8 @@
 #include "backend/sched/launch_spec.h"
 
-#include "engine/core/model_catalog.h"
+#include "engine/core/model/model_catalog.h"
 
-#include "engine/core/launch_env.h"
+#include "engine/core/launch/launch_env.h"
 
 #include <algorithm>
 #include <cmath>
@@ -84,7 +84,7 @@ std::vector<std::string> training_arguments(const LaunchInput& in, const std::st
         kv.emplace_back("dcn_data_parallelism", std::to_string(in.members.size()));
     } else {
       // MaxText on CPU hosts: its CPU initialisation, no persistent compilation cache
-      // (engine/core/maxtext_launch.h).
+      // (engine/core/launch/maxtext_launch.h).
       if (maxtext && in.accelerator_kind == "cpu")
         for (auto& [key, value] : core::maxtext_cpu_arguments()) kv.emplace_back(key, value);
       kv.emplace_back("num_slices", std::to_string(in.gang_slices));
@@ -252,7 +252,7 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
     for (auto& [name, value] : own)
       if (!core::is_gang_environment_key(name)) r.env[name] = value;
     // MaxText's CPU initialisation reads the coordinator as a bare host and its process id from
-    // Kubernetes Job variables (engine/core/maxtext_launch.h).
+    // Kubernetes Job variables (engine/core/launch/maxtext_launch.h).
     if (workload == "maxtext" && in.accelerator_kind == "cpu")
       for (auto& [name, value] : core::maxtext_cpu_environment(coordinator.address, m.rank, world))
         r.env[name] = value;

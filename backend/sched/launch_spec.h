@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/maxtext_launch.h"
+#include "engine/core/launch/maxtext_launch.h"
 
 namespace podium::sched {
 
@@ -40,7 +40,7 @@ struct LaunchInput {
   std::string run_name;  // MaxText run_name: the same on every attempt of a run
   std::string attempt_id;
   int attempt_number = 1;
-  nlohmann::json spec;                     // the stored run spec (engine/core/run_spec.h form)
+  nlohmann::json spec;                     // the stored run spec (engine/core/spec/run_spec.h form)
   std::optional<std::string> dataset_uri;  // the dataset's uri, when the run names one
   int gang_slices = 1;                     // slices this attempt runs on
   int requested_slices = 1;                // slices the run asked for (elastic: may differ)
@@ -51,8 +51,8 @@ struct LaunchInput {
   // (GPUS_PER_NODE on GPU nodes; 0: the agent's own count).
   std::string accelerator_kind;
   int devices_per_host = 0;
-  // MaxText's entry point on these hosts (engine/core/maxtext_launch.h): the run's or cluster's
-  // declared version, else what rank 0's agent reported.
+  // MaxText's entry point on these hosts (engine/core/launch/maxtext_launch.h): the run's or
+  // cluster's declared version, else what rank 0's agent reported.
   core::MaxTextLayout maxtext_layout = core::MaxTextLayout::package;
 };
 

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/failure_classifier.h"
+#include "engine/core/logs/failure_classifier.h"
 
 namespace podium::sched {
 

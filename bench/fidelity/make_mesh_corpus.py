@@ -19,7 +19,7 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-# Podium's catalog (engine/core/accelerator.cpp): v5e/v6e 1x1 to 16x16; v5p and tpu7x from the
+# Podium's catalog (engine/core/topology/accelerator.cpp): v5e/v6e 1x1 to 16x16; v5p and tpu7x from the
 # small shapes to their largest slice (v5p 8960 chips 16x20x28, tpu7x 9216 chips 16x24x24).
 SHAPES_3D = ["2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16",
              "8x16x16", "16x16x16", "16x16x24"]

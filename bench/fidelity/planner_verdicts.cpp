@@ -17,11 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/accelerator.h"
-#include "engine/core/hbm.h"
-#include "engine/core/model_catalog.h"
-#include "engine/core/planner.h"
-#include "engine/core/run_spec.h"
+#include "engine/core/model/model_catalog.h"
+#include "engine/core/plan/hbm.h"
+#include "engine/core/plan/planner.h"
+#include "engine/core/spec/run_spec.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace {
 

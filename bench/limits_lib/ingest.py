@@ -22,7 +22,7 @@ LINES_PER_BATCH = 500
 def step_line(step, k):
     # MaxText's step line as metric_logger.py prints it (every figure with three decimals,
     # docs/maxtext-on-cpu.md): one metrics row each, its text stored once, as that row
-    # (engine/core/step_line_text.h).
+    # (engine/core/logs/step_line_text.h).
     seconds = 0.69 + 0.01 * ((step + k) % 7)
     tflops = 83.0 + (step % 11)
     tokens = 11819.0 + (step % 13)

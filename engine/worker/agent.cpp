@@ -5,7 +5,7 @@
 #include <random>
 
 #include "engine/client/http_client.h"
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
 #include "engine/worker/assignment.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/logging.h"

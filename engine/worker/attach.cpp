@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
 #include "engine/worker/assignment.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/log_spool.h"

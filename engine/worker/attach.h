@@ -1,8 +1,8 @@
 #pragma once
 // `podium-worker attach`: the entrypoint of one rank under an external engine (Slurm, Kubernetes
 // JobSet). It learns its place in the gang from the engine's environment
-// (engine/core/attach_identity.h), joins its attempt with the per-attempt token Podium minted
-// (PODIUM_ATTACH_TOKEN, from the environment only), waits until every rank joined, runs the
+// (engine/core/launch/attach_identity.h), joins its attempt with the per-attempt token Podium
+// minted (PODIUM_ATTACH_TOKEN, from the environment only), waits until every rank joined, runs the
 // rank's command exactly as an agent does (engine/worker/rank_runner.h: same log spool, uploads,
 // checkpoints and exit report), echoes the rank's lines to its own stdout for the engine's log,
 // and exits with the rank's exit status, so the engine sees what the rank did.
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/attach_identity.h"
+#include "engine/core/launch/attach_identity.h"
 #include "engine/worker/clock.h"
 #include "engine/worker/control_plane.h"
 #include "engine/worker/process.h"

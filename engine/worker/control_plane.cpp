@@ -3,7 +3,7 @@
 #include <mutex>
 
 #include "engine/client/http_client.h"
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
 
 namespace podium::worker {
 

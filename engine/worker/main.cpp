@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "engine/client/http_client.h"
-#include "engine/core/attach_identity.h"
+#include "engine/core/launch/attach_identity.h"
 #include "engine/worker/agent.h"
 #include "engine/worker/attach.h"
 #include "engine/worker/environment.h"

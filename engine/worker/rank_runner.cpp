@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "engine/client/http_client.h"
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
 #include "engine/worker/checkpoint_scanner.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/line_splitter.h"

@@ -2,7 +2,7 @@
 // What the host's Python stack is, reported to the server when the agent registers (`software`
 // of POST /agent/register): Python, jax, jaxlib, libtpu and maxtext versions, and which MaxText
 // module layout is importable ("package": maxtext.trainers.pre_train.train, "legacy":
-// MaxText.train), which picks the launch form (engine/core/maxtext_launch.h).
+// MaxText.train), which picks the launch form (engine/core/launch/maxtext_launch.h).
 
 #include <chrono>
 #include <string>

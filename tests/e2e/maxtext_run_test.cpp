@@ -9,7 +9,7 @@
 //   python3 -u -m maxtext.trainers.pre_train.train <config_file> run_name=<run id> ...
 //       hardware=cpu jax_cache_dir= num_slices=1 ...
 // with JAX_COORDINATOR_ADDRESS=<rank 0's host>, JOB_INDEX, JOB_COMPLETION_INDEX and
-// PROCESSES_IN_JOB for MaxText's CPU initialisation (engine/core/maxtext_launch.h).
+// PROCESSES_IN_JOB for MaxText's CPU initialisation (engine/core/launch/maxtext_launch.h).
 //
 // MaxText's CPU initialisation always uses port 1234 on rank 0's host: only one such run per
 // machine at a time. The test waits for the port to be free before it submits (another MaxText
@@ -28,7 +28,7 @@
 #include <set>
 #include <thread>
 
-#include "engine/core/maxtext_launch.h"
+#include "engine/core/launch/maxtext_launch.h"
 #include "tests/e2e/support/e2e.h"
 
 namespace podium::e2e {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/jobset_manifest.h"
+#include "engine/core/executors/jobset_manifest.h"
 
 namespace podium::core {
 namespace {

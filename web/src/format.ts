@@ -26,7 +26,7 @@ export type RatioReading = 'speed' | 'plain';
  * A ratio's magnitude with at least two significant digits, so that 25 and 40 never read alike:
  * three significant digits with trailing zeros dropped down to two (29.5, 60, 2.0, 0.50, 0.0339),
  * whole numbers from 100 (1234), and two significant digits in scientific form below 0.001 or from
- * 1e6 (1.2e-4, 2.5e6). The CLI's format_ratio (backend/cli/ratio_text.h) follows the same rules.
+ * 1e6 (1.2e-4, 2.5e6). The CLI's format_ratio (engine/cli/ratio_text.h) follows the same rules.
  */
 export function ratioDigits(m: number): string {
   if (m >= 100 && Math.round(m) < 1e6) return String(Math.round(m));

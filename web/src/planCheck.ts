@@ -1,5 +1,5 @@
 // Plan against actual on the dashboard: a run's steady TFLOP/s/device against the planner's
-// expectation (the server decides: backend/api/plan_check.h, engine/core/plan_vs_actual.h). The
+// expectation (the server decides: backend/api/plan_check.h, engine/core/plan/plan_vs_actual.h). The
 // run page's badge and the compare page's column read the same text: both figures and the ratio
 // in format.ts's ratioText form.
 import { num, ratioText } from './format';

@@ -4,8 +4,8 @@
 
 #include "backend/sched/restart_policy.h"
 #include "backend/sched/run_state.h"
-#include "engine/core/failure_classifier.h"
-#include "engine/core/json_text.h"
+#include "engine/core/logs/failure_classifier.h"
+#include "engine/core/text/json_text.h"
 
 namespace podium::sched {
 

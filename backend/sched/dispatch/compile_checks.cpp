@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/sched/dispatch/attempt_lifecycle.h"
-#include "engine/core/accelerator.h"
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::sched {
 

@@ -12,8 +12,8 @@
 #include "backend/sched/dispatch/external_attempts.h"
 #include "backend/sched/launch_spec.h"
 #include "backend/sched/placement.h"
-#include "engine/core/accelerator.h"
-#include "engine/core/json_text.h"
+#include "engine/core/text/json_text.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::sched {
 
@@ -31,7 +31,7 @@ struct ClusterInfo {
   ClusterSnapshot snapshot;
   int num_slices = 1;
   std::string accelerator_kind;    // tpu, gpu, cpu ("" when the type is unknown)
-  std::string executor = "agent";  // agent | slurm | kubernetes (engine/core/executor.h)
+  std::string executor = "agent";  // agent | slurm | kubernetes (engine/core/executors/executor.h)
   int devices_per_host = 0;
   std::string maxtext_version = "auto";
   std::map<std::string, WorkerInfo> workers;

@@ -5,10 +5,10 @@
 #include "backend/common/secrets.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "backend/sched/launch_spec.h"
-#include "engine/core/accelerator.h"
-#include "engine/core/executor.h"
-#include "engine/core/jobset_manifest.h"
-#include "engine/core/json_text.h"
+#include "engine/core/executors/executor.h"
+#include "engine/core/executors/jobset_manifest.h"
+#include "engine/core/text/json_text.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::sched {
 
@@ -93,7 +93,8 @@ void record_engine_end(db::Transaction& tx, const ExternalAttempt& a,
 }
 
 // Ranks per VM of a run's cluster: 2 on Kubernetes with xpk's parallel containers (tpu7x),
-// else 1 (engine/core/jobset_manifest.h). A rank row's `host` is its index within the slice.
+// else 1 (engine/core/executors/jobset_manifest.h). A rank row's `host` is its index within the
+// slice.
 int ranks_per_host_of_run(db::Transaction& tx, const std::string& run_id) {
   auto c = tx.exec(
       "SELECT c.accelerator, c.executor::text AS executor FROM runs r JOIN clusters c ON c.id = "

@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "engine/core/accelerator.h"
-#include "engine/core/engine_observation.h"
-#include "engine/core/executor.h"
+#include "engine/core/executors/engine_observation.h"
+#include "engine/core/executors/executor.h"
+#include "engine/core/topology/accelerator.h"
 
 namespace podium::sched {
 

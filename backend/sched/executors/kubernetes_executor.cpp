@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/jobset_manifest.h"
-#include "engine/core/jobset_status.h"
+#include "engine/core/executors/jobset_manifest.h"
+#include "engine/core/executors/jobset_status.h"
 
 namespace podium::sched {
 

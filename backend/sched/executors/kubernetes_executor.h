@@ -1,8 +1,9 @@
 #pragma once
 // Kubernetes (JobSet + Kueue) through kubectl with the cluster's context, as xpk does
-// (engine/core/jobset_manifest.h builds the objects, engine/core/jobset_status.h reads them):
-// apply a Secret holding the attempt's token and the JobSet, follow the JobSet and its pods,
-// delete them to cancel. Podium owns restarts (failurePolicy.maxRestarts 0).
+// (engine/core/executors/jobset_manifest.h builds the objects,
+// engine/core/executors/jobset_status.h reads them): apply a Secret holding the attempt's token and
+// the JobSet, follow the JobSet and its pods, delete them to cancel. Podium owns restarts
+// (failurePolicy.maxRestarts 0).
 
 #include <memory>
 

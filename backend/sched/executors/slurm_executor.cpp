@@ -1,6 +1,6 @@
 #include "backend/sched/executors/slurm_executor.h"
 
-#include "engine/core/slurm_job.h"
+#include "engine/core/executors/slurm_job.h"
 
 namespace podium::sched {
 

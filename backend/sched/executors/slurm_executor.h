@@ -1,7 +1,7 @@
 #pragma once
-// Slurm through its own commands (engine/core/slurm_job.h has the script and the state table):
-// sbatch to submit, scontrol show job to follow (sacct once scontrol has forgotten the job),
-// scancel to stop. The commands come from PATH and honour SLURM_CONF.
+// Slurm through its own commands (engine/core/executors/slurm_job.h has the script and the state
+// table): sbatch to submit, scontrol show job to follow (sacct once scontrol has forgotten the
+// job), scancel to stop. The commands come from PATH and honour SLURM_CONF.
 
 #include <memory>
 

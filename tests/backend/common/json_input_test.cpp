@@ -82,7 +82,7 @@ TEST(JsonInput, InvalidUtf8NeverBreaksProblemSerialisation) {
   EXPECT_FALSE(nlohmann::json::parse(res.body, nullptr, false).is_discarded());
   EXPECT_FALSE(valid_utf8("\xc3"));
   EXPECT_TRUE(valid_utf8("h\xc3\xa9llo"));
-  // The strict check (engine/core/utf8.h): an overlong '/' is not UTF-8.
+  // The strict check (engine/core/text/utf8.h): an overlong '/' is not UTF-8.
   EXPECT_FALSE(valid_utf8("\xc0\xaf"));
 }
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "backend/cli/run_spec.h"
+#include "engine/cli/run_spec.h"
 #include "tests/integration/support/env.h"
 
 namespace podium::it {

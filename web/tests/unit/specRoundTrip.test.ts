@@ -35,7 +35,7 @@ describe('every run-spec field', () => {
 
   it('has a control in the form for each field of the contract\'s RunSpec', () => {
     // gradient_accumulation_steps: docs/openapi.yaml lists it at the top level, but the server
-    // (engine/core/run_spec.cpp) reads it from config only and refuses it at the top level; the
+    // (engine/core/spec/run_spec.cpp) reads it from config only and refuses it at the top level; the
     // form sends it as a config key.
     const notTopLevel = ['gradient_accumulation_steps'];
     const missing = Object.keys(runSpec.properties).filter((k) => !(FORM_FIELDS as readonly string[]).includes(k) && !notTopLevel.includes(k));
@@ -88,7 +88,7 @@ describe('every run-spec field', () => {
     expect(formToSpec({ ...form, extra: {} }).spec).toEqual({ name: 'x', cluster: 'c' });
   });
   it('leaves out what is given as nothing, which the server reads as not given', () => {
-    // engine/core/run_spec.cpp: null is absent; an empty list and force false are its defaults.
+    // engine/core/spec/run_spec.cpp: null is absent; an empty list and force false are its defaults.
     const spec = { name: 'n', cluster: 'c', dataset: null, min_slices: null, tags: [], restart_on_exit_codes: [], force: false };
     expect(roundTrip(spec).back).toEqual({ name: 'n', cluster: 'c' });
   });
