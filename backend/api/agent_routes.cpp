@@ -410,9 +410,7 @@ std::optional<json> next_for_worker(ApiContext& ctx, const http::RequestContext&
         "UPDATE attempt_hosts SET state = 'delivered', delivered_at = now() WHERE attempt_id = $1 "
         "AND rank = $2::int",
         {attempt_id, a.at(0, "rank")});
-    if (a.at(0, "attempt_state") == "pending")
-      tx.exec("UPDATE attempts SET state = 'starting' WHERE id = $1 AND state = 'pending'",
-              {attempt_id});
+    if (a.at(0, "attempt_state") == "pending") sched::mark_attempt_delivered(tx, attempt_id);
     return json{{"attempt_id", attempt_id},
                 {"run_id", a.at(0, "run_id")},
                 {"run_name", a.at(0, "run_id")},

@@ -16,6 +16,8 @@
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
 #include "backend/ingest/log_ingest.h"
+#include "backend/sched/lifecycle/attempt_writes.h"
+#include "backend/sched/lifecycle/run_writes.h"
 #include "engine/core/logs/failure_classifier.h"
 #include "engine/core/logs/maxtext_log.h"
 #include "engine/core/plan/hbm_peak.h"
@@ -241,39 +243,40 @@ http::Response import_run(ApiContext& ctx, http::RequestContext& rc) {
       verdict.failure_class ? json(std::string(core::to_string(*verdict.failure_class))) : json();
   const auto first_step = digest.first_step();
   const auto last_step = digest.last_step();
-  auto step_param = [](const std::optional<std::int64_t>& s) {
-    return s ? db::Param(std::to_string(*s)) : db::Param();
-  };
   const std::string id = new_id("run");
-  const std::string attempt_id = new_id("att");
+  const std::string attempt_id = sched::new_attempt_id();
   const std::string owner = user_id(rc);
+  const std::optional<std::string> failure_class_name =
+      failure_class.is_null() ? std::nullopt
+                              : std::optional<std::string>(failure_class.get<std::string>());
 
   ctx.db.transact([&](db::Transaction& tx) {
-    tx.exec(
-        "INSERT INTO runs (id, name, owner_id, cluster_id, model, workload, spec, state, "
-        "failure_class, last_step, imported, accelerator, num_slices, current_slices, log_facts, "
-        "started_at, finished_at) VALUES ($1, $2, $3, NULL, $4, 'maxtext', $5::jsonb, $6, $7, "
-        "$8::bigint, true, $9, $10::int, $10::int, $11::jsonb, now(), now())",
-        {id, req.name, owner, req.model, core::json_text(spec), state,
-         failure_class.is_null() ? db::Param() : db::Param(failure_class.get<std::string>()),
-         step_param(last_step), req.accelerator.type, std::to_string(req.num_slices),
-         core::json_text(log_facts(digest, d.hbm))});
-    tx.exec(
-        "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, $2, $3)",
-        {id, state,
-         "imported from a log of " + std::to_string(d.lines.size()) + " lines: " + verdict.reason});
-    json slices = json::array();
-    for (int s = 0; s < req.num_slices; ++s) slices.push_back(s);
-    tx.exec(
-        "INSERT INTO attempts (id, run_id, number, state, reason, num_slices, world_size, slices, "
-        "coordinator_port, failure_class, classification, first_step, last_step, running_at, "
-        "ending_at, finished_at) VALUES ($1, $2, 1, $3, 'import', $4::int, $5::int, "
-        "ARRAY(SELECT jsonb_array_elements_text($6::jsonb)::int), 0, $7, $8::jsonb, $9::bigint, "
-        "$10::bigint, now(), now(), now())",
-        {attempt_id, id, state, std::to_string(req.num_slices),
-         std::to_string(req.accelerator.hosts_per_slice * req.num_slices), core::json_text(slices),
-         failure_class.is_null() ? db::Param() : db::Param(failure_class.get<std::string>()),
-         core::json_text(core::to_json(verdict)), step_param(first_step), step_param(last_step)});
+    sched::ImportedRun run;
+    run.id = id;
+    run.name = req.name;
+    run.owner_id = owner;
+    run.model = req.model;
+    run.spec = core::json_text(spec);
+    run.state = state;
+    run.failure_class = failure_class_name;
+    run.last_step = last_step;
+    run.accelerator = req.accelerator.type;
+    run.num_slices = req.num_slices;
+    run.log_facts = core::json_text(log_facts(digest, d.hbm));
+    run.cause =
+        "imported from a log of " + std::to_string(d.lines.size()) + " lines: " + verdict.reason;
+    sched::record_imported_run(tx, run);
+    sched::ImportedAttempt attempt;
+    attempt.id = attempt_id;
+    attempt.run_id = id;
+    attempt.state = succeeded ? sched::AttemptState::succeeded : sched::AttemptState::failed;
+    attempt.failure_class = failure_class_name;
+    attempt.classification = core::to_json(verdict);
+    attempt.num_slices = req.num_slices;
+    attempt.world_size = req.accelerator.hosts_per_slice * req.num_slices;
+    attempt.first_step = first_step;
+    attempt.last_step = last_step;
+    sched::record_imported_attempt(tx, attempt);
     insert_lines(tx, id, attempt_id, d.lines);
     insert_metrics(tx, id, attempt_id, digest);
     for (const auto& s : digest.signatures())

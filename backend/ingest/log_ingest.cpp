@@ -12,6 +12,7 @@
 
 #include "backend/common/pg_array_literal.h"
 #include "backend/ingest/step_line_store.h"
+#include "backend/sched/lifecycle/attempt_writes.h"
 #include "engine/core/logs/maxtext_log.h"
 #include "engine/core/text/json_text.h"
 
@@ -86,12 +87,7 @@ void record_logged_checkpoints(db::Transaction& tx, const LogBatch& b,
         "$4::bigint, $5) ON CONFLICT (run_id, step) DO NOTHING",
         {b.run_id, b.attempt_id, std::to_string(b.attempt_number), std::to_string(*c.step), uri});
   }
-  if (restored) {
-    tx.exec("UPDATE attempts SET resumed_from_step = $2::bigint WHERE id = $1",
-            {b.attempt_id, std::to_string(*restored)});
-    tx.exec("UPDATE runs SET resumed_from_step = $2::bigint WHERE id = $1",
-            {b.run_id, std::to_string(*restored)});
-  }
+  if (restored) sched::record_resumed_from(tx, b.run_id, b.attempt_id, *restored);
 }
 
 }  // namespace

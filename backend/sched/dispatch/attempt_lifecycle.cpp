@@ -24,51 +24,6 @@ void notify_agents(db::Transaction& tx, const std::string& worker_ids) {
   tx.exec("SELECT pg_notify('podium_agents', w) FROM unnest($1::text[]) AS w", {worker_ids});
 }
 
-void notify_runs(db::Transaction& tx, const std::string& run_id) {
-  tx.exec("SELECT pg_notify('podium_runs', $1)", {run_id});
-}
-
-bool transition_run(db::Transaction& tx, const std::string& run_id, const std::string& from,
-                    const std::string& to, const std::string& cause) {
-  auto f = parse_run_state(from);
-  auto t = parse_run_state(to);
-  if (!f || !t || !can_transition(*f, *t)) return false;
-  auto r = tx.exec(
-      "UPDATE runs SET state = $3, updated_at = now(), "
-      "started_at = CASE WHEN $3 = 'running' THEN COALESCE(started_at, now()) ELSE started_at END, "
-      "finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN now() "
-      "ELSE finished_at END WHERE id = $1 AND state = $2",
-      {run_id, from, to});
-  if (r.affected_rows() != 1) return false;
-  tx.exec("INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, $2, $3, $4)",
-          {run_id, from, to, cause});
-  tx.exec("SELECT pg_notify('podium_logs', $1)", {run_id});  // live followers show the state
-  notify_runs(tx, run_id);
-  return true;
-}
-
-void record_run_note(db::Transaction& tx, const std::string& run_id, const std::string& state,
-                     const std::string& note) {
-  tx.exec("INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, $2, $2, $3)",
-          {run_id, state, note});
-}
-
-bool start_attempt_if_all_running(db::Transaction& tx, const std::string& attempt_id) {
-  // Two last reports may both find no rank waiting; the second's UPDATE waits for the first's
-  // row lock, then re-checks the state on the moved row and matches nothing.
-  auto moved = tx.exec(
-      "UPDATE attempts a SET state = 'running', running_at = now() WHERE a.id = $1 AND a.state "
-      "IN ('pending', 'starting') AND a.ending_cause IS NULL AND a.finished_at IS NULL AND "
-      "EXISTS (SELECT 1 FROM attempt_hosts ah WHERE ah.attempt_id = a.id AND ah.state = "
-      "'running') AND NOT EXISTS (SELECT 1 FROM attempt_hosts ah WHERE ah.attempt_id = a.id AND "
-      "ah.state IN ('pending', 'delivered')) RETURNING a.run_id, a.number",
-      {attempt_id});
-  if (moved.empty()) return false;
-  transition_run(tx, moved.at(0, "run_id"), "starting", "running",
-                 "every rank of attempt " + moved.at(0, "number") + " is running");
-  return true;
-}
-
 std::optional<std::string> live_attempt(db::Transaction& tx, const std::string& run_id) {
   auto r = tx.exec(
       "SELECT id FROM attempts WHERE run_id = $1 AND finished_at IS NULL ORDER BY number DESC "
@@ -80,12 +35,7 @@ std::optional<std::string> live_attempt(db::Transaction& tx, const std::string& 
 
 void end_attempt(db::Transaction& tx, const std::string& attempt_id, const std::string& cause,
                  bool user_cancelled, const EngineSettings& settings) {
-  auto a = tx.exec(
-      "UPDATE attempts SET ending_cause = COALESCE(ending_cause, $2), "
-      "ending_at = COALESCE(ending_at, now()), user_cancelled = user_cancelled OR $3::boolean "
-      "WHERE id = $1 AND finished_at IS NULL RETURNING id",
-      {attempt_id, cause, user_cancelled ? "true" : "false"});
-  if (a.empty()) return;
+  if (!mark_attempt_ending(tx, attempt_id, cause, user_cancelled)) return;
   // Ranks no agent has fetched yet will never start: cancel them here.
   tx.exec(
       "UPDATE attempt_hosts SET state = 'cancelled', ended_at = now(), "
@@ -175,27 +125,27 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
   const bool grow = cause.rfind("grow", 0) == 0 && !evidence.user_cancelled;
   auto classification = core::classify_failure(evidence);
 
-  std::string attempt_state;
+  AttemptState attempt_state = AttemptState::failed;
   std::optional<std::string> failure_class;
   json decision_json = nullptr;
   std::string next_run_state;
   std::string run_cause;
-  bool spend_restart = false, count_recovery = false;
+  bool spend_restart = false, recovered = false;
 
   if (grow) {
-    attempt_state = "cancelled";
+    attempt_state = AttemptState::cancelled;
     next_run_state = "recovering";
     run_cause = "resize: " + cause;
   } else if (classification.outcome == core::AttemptOutcome::succeeded) {
-    attempt_state = "succeeded";
+    attempt_state = AttemptState::succeeded;
     next_run_state = "succeeded";
     run_cause = "every rank exited 0";
   } else if (classification.outcome == core::AttemptOutcome::cancelled) {
-    attempt_state = "cancelled";
+    attempt_state = AttemptState::cancelled;
     next_run_state = "cancelled";
     run_cause = cause.empty() ? "cancelled" : cause;
   } else {
-    attempt_state = "failed";
+    attempt_state = AttemptState::failed;
     failure_class = std::string(core::to_string(*classification.failure_class));
     RestartInput in;
     in.failure_class = *classification.failure_class;
@@ -211,7 +161,7 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
     switch (decision.action) {
       case RestartAction::recover:
         next_run_state = "recovering";
-        count_recovery = true;
+        recovered = true;
         run_cause =
             "attempt " + a.at(0, "number") + " " + what + "; recovering (" + decision.reason + ")";
         break;
@@ -228,30 +178,30 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
     }
   }
 
-  tx.exec(
-      "UPDATE attempts SET state = $2, failure_class = $3, classification = $4::jsonb, "
-      "restart_decision = $5::jsonb, finished_at = now(), first_step = $6::bigint, "
-      "last_step = $7::bigint WHERE id = $1",
-      {attempt_id, attempt_state, failure_class, core::json_text(to_json(classification)),
-       decision_json.is_null() ? db::Param() : db::Param(core::json_text(decision_json)),
-       steps.opt(0, "first"), steps.opt(0, "last")});
+  AttemptEnd end;
+  end.from = parse_attempt_state(a.at(0, "state")).value();
+  end.to = attempt_state;
+  end.failure_class = failure_class;
+  end.classification = to_json(classification);
+  end.restart_decision = decision_json;
+  end.first_step = steps.opt(0, "first");
+  end.last_step = steps.opt(0, "last");
+  finish_attempt(tx, attempt_id, end);
 
   if (terminal_run_state(run_state)) return true;
   // A user's cancel wins over whatever the attempt did meanwhile.
   if (run_state == "cancelling" && next_run_state != "succeeded") next_run_state = "cancelled";
-  if (spend_restart) tx.exec("UPDATE runs SET restarts = restarts + 1 WHERE id = $1", {run_id});
-  if (count_recovery)
-    tx.exec("UPDATE runs SET recoveries = recoveries + 1 WHERE id = $1", {run_id});
+  if (spend_restart) count_restart(tx, run_id);
+  if (recovered) count_recovery(tx, run_id);
   // The run shows why it failed in one line (a code_error's exception line among it).
   if (next_run_state == "failed")
-    tx.exec("UPDATE runs SET failure_class = $2, failure_detail = $3 WHERE id = $1",
-            {run_id, failure_class, classification.reason});
+    record_run_failure(tx, run_id, *failure_class, classification.reason);
   if (!transition_run(tx, run_id, run_state, next_run_state, run_cause)) {
     // starting/running -> succeeded etc. are legal; anything else means the run moved on
     // (another replica finished it): record why the attempt ended anyway.
-    record_run_note(
-        tx, run_id, run_state,
-        "attempt " + a.at(0, "number") + " ended (" + attempt_state + "): " + run_cause);
+    record_run_note(tx, run_id, run_state,
+                    "attempt " + a.at(0, "number") + " ended (" +
+                        std::string(to_string(attempt_state)) + "): " + run_cause);
   }
   return true;
 }

@@ -1,7 +1,8 @@
 #pragma once
-// The state machines of runs and attempts as database operations (backend/sched/run_state.h has
-// the legal transitions). Every function runs inside the caller's transaction, so a transition,
-// its event row and the NOTIFY that wakes agents commit together or not at all.
+// How attempts end and what their runs do next: the orchestration over the lifecycle writer
+// (backend/sched/lifecycle/, which alone writes runs' and attempts' rows through the state
+// machines of backend/sched/run_state.h). Every function runs inside the caller's transaction,
+// so a transition, its event row and the NOTIFY that wakes agents commit together or not at all.
 //
 // How an attempt ends:
 //   1. Something ends it: a rank exits nonzero, a host is lost, the user cancels, an elastic run
@@ -16,17 +17,10 @@
 
 #include "backend/db/database.h"
 #include "backend/sched/dispatch/engine_settings.h"
+#include "backend/sched/lifecycle/attempt_writes.h"
+#include "backend/sched/lifecycle/run_writes.h"
 
 namespace podium::sched {
-
-// Moves a run from `from` to `to` if that is a legal transition and the run is still in `from`;
-// records the event. Returns false (and changes nothing) otherwise.
-bool transition_run(db::Transaction& tx, const std::string& run_id, const std::string& from,
-                    const std::string& to, const std::string& cause);
-
-// Records a run event without a state change (resizes, waiting reasons).
-void record_run_note(db::Transaction& tx, const std::string& run_id, const std::string& state,
-                     const std::string& note);
 
 // Starts tearing an attempt down (idempotent: the first cause is kept). Ranks never delivered are
 // cancelled at once; the others get a cancel on their next long-poll.
@@ -52,17 +46,11 @@ enum class CancelOutcome { cancelled, cancelling, already_cancelling, finished, 
 CancelOutcome cancel_run(db::Transaction& tx, const std::string& run_id, const std::string& by,
                          const EngineSettings& settings);
 
-// Moves a starting attempt whose ranks all report running to running, and its run with it. Call
-// it in a transaction that began after the rank's report committed, without the attempt's lock:
-// the report that committed last then sees every other rank running.
-bool start_attempt_if_all_running(db::Transaction& tx, const std::string& attempt_id);
-
 // The attempt that is not finished yet, if any.
 std::optional<std::string> live_attempt(db::Transaction& tx, const std::string& run_id);
 
 // Wakes the agents' assignment long-polls: worker_ids is a text[] literal (pg_array_literal.h),
 // one statement for a whole gang.
 void notify_agents(db::Transaction& tx, const std::string& worker_ids);
-void notify_runs(db::Transaction& tx, const std::string& run_id);
 
 }  // namespace podium::sched

@@ -52,14 +52,11 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
     ++changed;
     if (state != "queued") {
       // Cancelled (or otherwise moved on) meanwhile: nothing left to decide.
-      tx.exec("UPDATE runs SET preflight_state = 'failed' WHERE id = $1", {id});
+      record_preflight_decision(tx, id, "failed", std::nullopt, std::nullopt, false);
       continue;
     }
     if (!compiled) {
-      tx.exec(
-          "UPDATE runs SET preflight_state = 'failed', failure_class = 'config', waiting_reason "
-          "= NULL WHERE id = $1",
-          {id});
+      record_preflight_decision(tx, id, "failed", std::nullopt, std::string("config"), true);
       transition_run(tx, id, "queued", "failed",
                      "compile check run " + child + " ended " + r.at(i, "child_state") +
                          (r.is_null(i, "child_class") ? "" : " (" + r.at(i, "child_class") + ")") +
@@ -85,10 +82,7 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
     const std::string figure = gib_text(needed) + " GiB per device (compiled by run " + child +
                                ")" + (usable > 0 ? ", " + gib_text(usable) + " GiB usable" : "");
     if (fits) {
-      tx.exec(
-          "UPDATE runs SET preflight_state = 'passed', plan = $2::jsonb, waiting_reason = NULL "
-          "WHERE id = $1",
-          {id, core::json_text(plan)});
+      record_preflight_decision(tx, id, "passed", core::json_text(plan), std::nullopt, true);
       record_run_note(tx, id, "queued", "compile check passed: " + figure);
       notify_runs(tx, id);
     } else {
@@ -101,10 +95,7 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
                          "(ici_fsdp_parallelism), or rematerialize (remat_policy=full)"}});
       plan["errors"] = errors;
       plan["ok"] = false;
-      tx.exec(
-          "UPDATE runs SET preflight_state = 'failed', plan = $2::jsonb, failure_class = 'oom', "
-          "waiting_reason = NULL WHERE id = $1",
-          {id, core::json_text(plan)});
+      record_preflight_decision(tx, id, "failed", core::json_text(plan), std::string("oom"), true);
       transition_run(tx, id, "queued", "failed", "refused by its compile check: needs " + figure);
     }
     log->info(core::json_text({{"msg", "compile check decided"},

@@ -115,36 +115,18 @@ struct Candidate {
   std::optional<std::string> dataset_uri;
 };
 
-// Writes the attempt of one placement and moves the run to starting.
-void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& p,
-                    const ClusterInfo& cluster, const EngineSettings& settings,
-                    const std::shared_ptr<spdlog::logger>& log) {
-  auto prev = tx.exec(
-      "SELECT number, ending_cause, restart_decision->>'action' AS action FROM attempts "
-      "WHERE run_id = $1 ORDER BY number DESC LIMIT 1",
-      {run.id});
-  const int number = prev.empty() ? 1 : static_cast<int>(prev.int64(0, "number")) + 1;
-  std::string reason = "first";
-  if (!prev.empty()) {
-    const std::string action = prev.opt(0, "action").value_or("");
-    const std::string cause = prev.opt(0, "ending_cause").value_or("");
-    reason = action == "restart"           ? "restart"
-             : action == "recover"         ? "recovery"
-             : cause.rfind("grow", 0) == 0 ? "grow"
-                                           : "restart";
-  }
-  std::optional<std::int64_t> resumed_from;
-  if (number > 1) {
-    auto ck = tx.exec("SELECT max(step) AS step FROM checkpoints WHERE run_id = $1", {run.id});
-    resumed_from = ck.opt_int64(0, "step");
-  }
-
+// Writes the attempt of one placement (through the lifecycle writer), its ranks, and moves the
+// run to starting.
+void place_attempt(db::Transaction& tx, const Candidate& run, const Placement& p,
+                   const ClusterInfo& cluster, const EngineSettings& settings,
+                   const std::shared_ptr<spdlog::logger>& log) {
+  const NextAttempt next = next_attempt(tx, run.id);
   const int requested = requested_slices(run.spec, cluster.num_slices);
   LaunchInput in;
   in.run_id = run.id;
   in.run_name = run.id;
-  in.attempt_id = new_attempt_id();
-  in.attempt_number = number;
+  in.attempt_id = next.id;
+  in.attempt_number = next.number;
   in.spec = run.spec;
   in.dataset_uri = run.dataset_uri;
   in.gang_slices = static_cast<int>(p.slices.size());
@@ -174,23 +156,29 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
     in.port = allocate_coordinator_port(tx, in.members.front().address, settings);
     launches = build_launch(in);
   } catch (const std::exception& e) {
-    tx.exec("UPDATE runs SET failure_class = 'config' WHERE id = $1", {run.id});
+    record_run_failure(tx, run.id, "config");
     transition_run(tx, run.id, run.state, "failed", std::string("cannot launch: ") + e.what());
     log->warn(
         core::json_text({{"msg", "run cannot be launched"}, {"run", run.id}, {"error", e.what()}}));
     return;
   }
 
-  json slices = p.slices;
-  tx.exec(
-      "INSERT INTO attempts (id, run_id, number, state, reason, num_slices, world_size, slices, "
-      "coordinator_address, coordinator_port, resumed_from_step) VALUES ($1, $2, $3::int, "
-      "'pending', $4, $5::int, $6::int, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::int), "
-      "$8, $9::int, $10::bigint)",
-      {in.attempt_id, run.id, std::to_string(number), reason, std::to_string(p.slices.size()),
-       std::to_string(p.world_size), core::json_text(slices), in.members.front().address,
-       std::to_string(in.port),
-       resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
+  std::string cause = "attempt " + std::to_string(next.number) + " (" + next.reason +
+                      ") placed on slice" + (p.slices.size() > 1 ? "s " : " ");
+  for (size_t i = 0; i < p.slices.size(); ++i)
+    cause += (i ? "," : "") + std::to_string(p.slices[i]);
+  cause += ", " + std::to_string(p.world_size) + " hosts";
+  if (next.resumed_from_step)
+    cause += ", resuming from checkpoint " + std::to_string(*next.resumed_from_step);
+  if (p.elastic_partial)
+    cause += "; elastic: " + std::to_string(p.slices.size()) + " of " + std::to_string(requested) +
+             " slices (fewer healthy slices than asked)";
+  AttemptPlacement placement;
+  placement.slices = p.slices;
+  placement.world_size = p.world_size;
+  placement.coordinator_address = in.members.front().address;
+  placement.coordinator_port = in.port;
+  create_attempt(tx, run.id, run.state, next, placement, std::nullopt, cause);
   // Every rank in one statement and every agent woken by one: a 256-host gang is two round trips,
   // not 512 (one INSERT and one NOTIFY per rank kept a gang's last host waiting for the first).
   PgArrayLiteral ranks, workers, slice_col, host_col, gang_col, addresses, commands, envs, workdirs,
@@ -220,26 +208,11 @@ void create_attempt(db::Transaction& tx, const Candidate& run, const Placement& 
       {in.attempt_id, ranks.str(), workers.str(), slice_col.str(), host_col.str(), gang_col.str(),
        addresses.str(), commands.str(), envs.str(), workdirs.str(), checkpoint_dirs.str()});
   notify_agents(tx, workers.str());
-  tx.exec(
-      "UPDATE runs SET current_slices = $2::int, grow_requested = false, waiting_reason = NULL, "
-      "resumed_from_step = COALESCE($3::bigint, resumed_from_step) WHERE id = $1",
-      {run.id, std::to_string(p.slices.size()),
-       resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
-  std::string cause = "attempt " + std::to_string(number) + " (" + reason + ") placed on slice" +
-                      (p.slices.size() > 1 ? "s " : " ");
-  for (size_t i = 0; i < p.slices.size(); ++i)
-    cause += (i ? "," : "") + std::to_string(p.slices[i]);
-  cause += ", " + std::to_string(p.world_size) + " hosts";
-  if (resumed_from) cause += ", resuming from checkpoint " + std::to_string(*resumed_from);
-  if (p.elastic_partial)
-    cause += "; elastic: " + std::to_string(p.slices.size()) + " of " + std::to_string(requested) +
-             " slices (fewer healthy slices than asked)";
-  transition_run(tx, run.id, run.state, "starting", cause);
   log->info(core::json_text({{"msg", "attempt placed"},
                              {"run", run.id},
                              {"attempt", in.attempt_id},
-                             {"number", number},
-                             {"slices", slices},
+                             {"number", next.number},
+                             {"slices", json(p.slices)},
                              {"port", in.port}}));
 }
 
@@ -431,13 +404,10 @@ int Dispatcher::schedule_once() {
     }
     auto plan = place(snapshots, queued);
     for (const auto& p : plan.placements)
-      create_attempt(tx, candidates[p.run_id], p, clusters[p.cluster], settings_, log_);
+      place_attempt(tx, candidates[p.run_id], p, clusters[p.cluster], settings_, log_);
     // Say why the others wait (written only when it changed: this runs every second).
     for (const auto& w : plan.waiting)
-      tx.exec(
-          "UPDATE runs SET waiting_reason = $2 WHERE id = $1 AND waiting_reason IS DISTINCT FROM "
-          "$2",
-          {w.run_id, std::string(to_string(w.reason)) + ": " + w.detail});
+      set_waiting_reason(tx, w.run_id, std::string(to_string(w.reason)) + ": " + w.detail);
     return placed + static_cast<int>(plan.placements.size());
   });
 }
@@ -483,7 +453,7 @@ int Dispatcher::check_growth_once() {
       }
       auto decision = check_grow(info.snapshot, run, queued);
       if (!decision.grow) continue;
-      tx.exec("UPDATE runs SET grow_requested = true WHERE id = $1", {run.run_id});
+      request_grow(tx, run.run_id);
       record_run_note(tx, run.run_id, "running",
                       "grow requested: " + std::to_string(run.current_slices) + " -> " +
                           std::to_string(decision.target_slices) +

@@ -5,6 +5,7 @@
 #include "backend/common/secrets.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "backend/sched/launch_spec.h"
+#include "backend/sched/lifecycle/engine_job_writes.h"
 #include "engine/core/executors/executor.h"
 #include "engine/core/executors/jobset_manifest.h"
 #include "engine/core/text/json_text.h"
@@ -76,8 +77,7 @@ json engine_end_json(const core::EngineObservation& o) {
 // with the job), the verdict is recorded, and the attempt finishes.
 void record_engine_end(db::Transaction& tx, const ExternalAttempt& a,
                        const core::EngineObservation& o, const EngineSettings& settings) {
-  tx.exec("UPDATE attempts SET engine_end = $2::jsonb, engine_state = $3 WHERE id = $1",
-          {a.id, core::json_text(engine_end_json(o)), o.engine_state});
+  record_engine_verdict(tx, a.id, core::json_text(engine_end_json(o)), o.engine_state);
   // Ranks that never reported their end were ended by the engine; the engine's verdict (or a
   // peer's own failure) is the cause, so they count as stopped, not as the failure itself.
   tx.exec(
@@ -111,10 +111,6 @@ int ranks_per_host_of_run(db::Transaction& tx, const std::string& run_id) {
 
 }  // namespace
 
-std::string new_attempt_id() {
-  return "att_" + secrets::random_hex(8);
-}
-
 int allocate_coordinator_port(db::Transaction& tx, const std::string& address,
                               const EngineSettings& s) {
   auto used = tx.exec(
@@ -142,52 +138,30 @@ int allocate_coordinator_port(db::Transaction& tx, const std::string& address,
 
 void create_external_attempt(db::Transaction& tx, const ExternalRun& run,
                              const std::shared_ptr<spdlog::logger>& log) {
-  auto prev = tx.exec(
-      "SELECT number, ending_cause, restart_decision->>'action' AS action FROM attempts "
-      "WHERE run_id = $1 ORDER BY number DESC LIMIT 1",
-      {run.id});
-  const int number = prev.empty() ? 1 : static_cast<int>(prev.int64(0, "number")) + 1;
-  std::string reason = "first";
-  if (!prev.empty())
-    reason = prev.opt(0, "action").value_or("") == "recover" ? "recovery" : "restart";
-  std::optional<std::int64_t> resumed_from;
-  if (number > 1) {
-    auto ck = tx.exec("SELECT max(step) AS step FROM checkpoints WHERE run_id = $1", {run.id});
-    resumed_from = ck.opt_int64(0, "step");
-  }
-  const std::string id = new_attempt_id();
+  const NextAttempt next = next_attempt(tx, run.id);
   const int ranks_per_slice = run.hosts_per_slice * ranks_per_host_of_run(tx, run.id);
-  const int world = run.num_slices * ranks_per_slice;
-  json slices = json::array();
-  for (int s = 0; s < run.num_slices; ++s) slices.push_back(s);
-  tx.exec(
-      "INSERT INTO attempts (id, run_id, number, state, reason, num_slices, world_size, slices, "
-      "coordinator_port, resumed_from_step, executor) VALUES ($1, $2, $3::int, 'pending', $4, "
-      "$5::int, $6::int, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::int), 0, "
-      "$8::bigint, $9)",
-      {id, run.id, std::to_string(number), reason, std::to_string(run.num_slices),
-       std::to_string(world), core::json_text(slices),
-       resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param(), run.executor_kind});
-  for (int rank = 0; rank < world; ++rank)
+  AttemptPlacement placement;
+  for (int s = 0; s < run.num_slices; ++s) placement.slices.push_back(s);
+  placement.world_size = run.num_slices * ranks_per_slice;
+  placement.executor = run.executor_kind;
+  std::string cause = "attempt " + std::to_string(next.number) + " (" + next.reason +
+                      ") handed to " + run.executor_kind + ": " +
+                      std::to_string(placement.world_size) + " ranks";
+  if (next.resumed_from_step)
+    cause += ", resuming from checkpoint " + std::to_string(*next.resumed_from_step);
+  create_attempt(tx, run.id, run.state, next, placement, "submitting to " + run.executor_kind,
+                 cause);
+  for (int rank = 0; rank < placement.world_size; ++rank)
     tx.exec(
         "INSERT INTO attempt_hosts (attempt_id, rank, slice, host, gang_slice, command, env) "
         "VALUES ($1, $2::int, $3::int, $4::int, $3::int, '[]'::jsonb, '{}'::jsonb)",
-        {id, std::to_string(rank), std::to_string(rank / ranks_per_slice),
+        {next.id, std::to_string(rank), std::to_string(rank / ranks_per_slice),
          std::to_string(rank % ranks_per_slice)});
-  tx.exec(
-      "UPDATE runs SET current_slices = $2::int, grow_requested = false, waiting_reason = $3, "
-      "resumed_from_step = COALESCE($4::bigint, resumed_from_step) WHERE id = $1",
-      {run.id, std::to_string(run.num_slices), "submitting to " + run.executor_kind,
-       resumed_from ? db::Param(std::to_string(*resumed_from)) : db::Param()});
-  std::string cause = "attempt " + std::to_string(number) + " (" + reason + ") handed to " +
-                      run.executor_kind + ": " + std::to_string(world) + " ranks";
-  if (resumed_from) cause += ", resuming from checkpoint " + std::to_string(*resumed_from);
-  transition_run(tx, run.id, run.state, "starting", cause);
   log->info(core::json_text({{"msg", "external attempt created"},
                              {"run", run.id},
-                             {"attempt", id},
+                             {"attempt", next.id},
                              {"executor", run.executor_kind},
-                             {"number", number}}));
+                             {"number", next.number}}));
 }
 
 std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& join,
@@ -230,9 +204,7 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
         "UPDATE attempt_hosts SET address = $3, hostname = $4, joined_at = COALESCE(joined_at, "
         "now()) WHERE attempt_id = $1 AND rank = $2::int",
         {join.attempt_id, std::to_string(join.rank), join.address, join.hostname});
-  if (!join.engine_job.empty())
-    tx.exec("UPDATE attempts SET engine_job_id = COALESCE(engine_job_id, $2) WHERE id = $1",
-            {join.attempt_id, join.engine_job});
+  if (!join.engine_job.empty()) record_joined_engine_job(tx, join.attempt_id, join.engine_job);
 
   auto missing =
       tx.exec("SELECT count(*) AS n FROM attempt_hosts WHERE attempt_id = $1 AND joined_at IS NULL",
@@ -282,9 +254,7 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
     }
     in.port = allocate_coordinator_port(tx, in.members.front().address, settings);
     const auto launches = build_launch(in);  // std::invalid_argument: the route fails the rank
-    tx.exec(
-        "UPDATE attempts SET coordinator_address = $2, coordinator_port = $3::int WHERE id = $1",
-        {join.attempt_id, in.members.front().address, std::to_string(in.port)});
+    record_coordinator(tx, join.attempt_id, in.members.front().address, in.port);
     for (const auto& l : launches)
       tx.exec(
           "UPDATE attempt_hosts SET command = $3::jsonb, env = $4::jsonb, workdir = $5, "
@@ -298,8 +268,7 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
       "AND rank = $2::int RETURNING command::text AS command, env::text AS env, workdir, "
       "checkpoint_dir",
       {join.attempt_id, std::to_string(join.rank)});
-  tx.exec("UPDATE attempts SET state = 'starting' WHERE id = $1 AND state = 'pending'",
-          {join.attempt_id});
+  mark_attempt_delivered(tx, join.attempt_id);
   return json{
       {"attempt_id", join.attempt_id},
       {"run_id", a.at(0, "run_id")},
@@ -351,9 +320,7 @@ int ExternalEngines::submit_pending() {
                      "NULL AND a.engine_submitted_at IS NULL FOR UPDATE OF a SKIP LOCKED");
     for (size_t i = 0; i < r.size(); ++i) {
       Claim c{read_attempt(r, i, settings()), secrets::new_token("pda_")};
-      tx.exec(
-          "UPDATE attempts SET engine_submitted_at = now(), attach_token_hash = $2 WHERE id = $1",
-          {c.attempt.id, secrets::token_hash(c.token)});
+      claim_engine_submission(tx, c.attempt.id, secrets::token_hash(c.token));
       out.push_back(std::move(c));
     }
     return out;
@@ -369,32 +336,24 @@ int ExternalEngines::submit_pending() {
       outcome = it->second->submit(c.attempt.spec, c.token);
     db_.transact([&](db::Transaction& tx) {
       if (outcome.job_id) {
-        tx.exec(
-            "UPDATE attempts SET engine_job_id = $2, engine_manifest = $3, engine_state = "
-            "'SUBMITTED' WHERE id = $1",
-            {c.attempt.id, *outcome.job_id, outcome.manifest});
-        tx.exec("UPDATE runs SET waiting_reason = $2 WHERE id = $1",
-                {c.attempt.run_id, std::string(core::to_string(c.attempt.spec.executor.kind)) +
-                                       ": job " + *outcome.job_id + " submitted"});
+        record_engine_job(tx, c.attempt.id, *outcome.job_id, outcome.manifest);
+        set_waiting_reason(tx, c.attempt.run_id,
+                           std::string(core::to_string(c.attempt.spec.executor.kind)) + ": job " +
+                               *outcome.job_id + " submitted");
         record_run_note(tx, c.attempt.run_id, c.attempt.run_state,
                         "attempt " + std::to_string(c.attempt.number) + " submitted to " +
                             std::string(core::to_string(c.attempt.spec.executor.kind)) +
                             " as job " + *outcome.job_id);
       } else if (outcome.retryable) {
-        tx.exec(
-            "UPDATE attempts SET engine_submitted_at = NULL, attach_token_hash = NULL WHERE id = "
-            "$1",
-            {c.attempt.id});
-        tx.exec("UPDATE runs SET waiting_reason = $2 WHERE id = $1",
-                {c.attempt.run_id, "engine unreachable, retrying: " + outcome.error});
+        release_engine_submission(tx, c.attempt.id);
+        set_waiting_reason(tx, c.attempt.run_id, "engine unreachable, retrying: " + outcome.error);
       } else {
         core::EngineObservation refused;
         refused.phase = core::EngineObservation::Phase::finished;
         refused.engine_state = "REJECTED";
         refused.failure_class = core::FailureClass::config;
         refused.reason = "the engine refused the job: " + outcome.error;
-        tx.exec("UPDATE attempts SET engine_manifest = $2 WHERE id = $1",
-                {c.attempt.id, outcome.manifest});
+        record_engine_manifest(tx, c.attempt.id, outcome.manifest);
         record_engine_end(tx, c.attempt, refused, engine_);
       }
     });
@@ -428,9 +387,7 @@ int ExternalEngines::cancel_ending() {
           core::json_text({{"msg", "engine cancel failed"}, {"attempt", a.id}, {"error", error}}));
       continue;
     }
-    db_.transact([&](db::Transaction& tx) {
-      tx.exec("UPDATE attempts SET engine_cancel_sent_at = now() WHERE id = $1", {a.id});
-    });
+    db_.transact([&](db::Transaction& tx) { record_engine_cancel_sent(tx, a.id); });
     ++changed;
   }
   return changed;
@@ -518,14 +475,9 @@ int ExternalEngines::follow_submitted() {
           o.phase == Phase::queued ? std::string(core::to_string(a.spec.executor.kind)) + " job " +
                                          *a.job_id + " " + o.engine_state + ": " + o.waiting_reason
                                    : "";
-      tx.exec(
-          "UPDATE attempts SET engine_state = $2 WHERE id = $1 AND engine_state IS DISTINCT "
-          "FROM $2",
-          {a.id, o.engine_state});
-      tx.exec(
-          "UPDATE runs SET waiting_reason = NULLIF($2, '') WHERE id = $1 AND waiting_reason IS "
-          "DISTINCT FROM NULLIF($2, '')",
-          {a.run_id, waiting});
+      record_engine_state(tx, a.id, o.engine_state);
+      set_waiting_reason(tx, a.run_id,
+                         waiting.empty() ? std::nullopt : std::optional<std::string>(waiting));
       if (prev != o.engine_state) {
         record_run_note(tx, a.run_id, a.run_state,
                         std::string(core::to_string(a.spec.executor.kind)) + " job " + *a.job_id +

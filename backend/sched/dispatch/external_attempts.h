@@ -34,8 +34,6 @@ namespace podium::sched {
 int allocate_coordinator_port(db::Transaction& tx, const std::string& address,
                               const EngineSettings& settings);
 
-std::string new_attempt_id();
-
 struct ExternalRun {
   std::string id;
   std::string state;  // queued | recovering

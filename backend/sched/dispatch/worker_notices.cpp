@@ -24,8 +24,7 @@ bool record_worker_notice(db::Transaction& tx, const std::string& worker_id,
       {worker_id});
   for (size_t i = 0; i < live.size(); ++i) {
     const std::string attempt_id = live.at(i, "id");
-    tx.exec("UPDATE attempts SET preemption_notice = COALESCE(preemption_notice, $2) WHERE id = $1",
-            {attempt_id, *notice});
+    record_preemption_notice(tx, attempt_id, *notice);
     record_run_note(tx, live.at(i, "run_id"), live.at(i, "run_state"),
                     "host " + host + " reported a notice from its platform (" + *notice +
                         "): stopping the gang");
