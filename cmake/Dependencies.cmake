@@ -6,6 +6,8 @@ find_package(PkgConfig REQUIRED)
 find_package(ZLIB REQUIRED)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
 find_package(GTest REQUIRED)
+# Command-line parsing of podium, podium-worker and podium-server (Debian: libcli11-dev).
+find_package(CLI11 2.1 REQUIRED CONFIG)
 if(NOT PODIUM_UNIT_ONLY)
   # FindBoost warns about versions newer than its table; Debian ships 1.81 with its own config.
   set(Boost_NO_WARN_NEW_VERSIONS ON)

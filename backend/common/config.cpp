@@ -1,5 +1,7 @@
 #include "backend/common/config.h"
 
+#include "backend/common/config_flags.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -131,11 +133,7 @@ std::optional<long long> parse_int(const std::string& s) {
 }  // namespace
 
 std::optional<std::string> find_config_flag(const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--config" && i + 1 < args.size()) return args[i + 1];
-    if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
-  }
-  return std::nullopt;
+  return parse_config_flags(args).config_file;
 }
 
 std::string config_help() {
@@ -185,45 +183,14 @@ ConfigLoad load_config(const ConfigSources& sources) {
     auto it = sources.environment.find(k.env);
     if (it != sources.environment.end()) values[k.key] = it->second;
   }
-  for (size_t i = 0; i < sources.args.size(); ++i) {
-    const std::string& a = sources.args[i];
-    if (a == "--help" || a == "-h") {
-      result.show_help = true;
-      return result;
-    }
-    std::string name = a;
-    std::optional<std::string> value;
-    if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-    }
-    auto take_value = [&]() -> std::optional<std::string> {
-      if (value) return value;
-      if (i + 1 < sources.args.size()) return sources.args[++i];
-      return std::nullopt;
-    };
-    if (name == "--config") {
-      auto v = take_value();
-      if (!v) return fail("--config: expects a file name");
-      result.config_file = *v;
-      continue;
-    }
-    if (name == "--set") {
-      auto v = take_value();
-      if (!v || v->find('=') == std::string::npos) return fail("--set: expects key=value");
-      std::string key = v->substr(0, v->find('='));
-      if (!known.count(key)) return fail("--set: unknown key '" + key + "'");
-      values[key] = v->substr(v->find('=') + 1);
-      continue;
-    }
-    const ConfigKey* match = nullptr;
-    for (const auto& k : config_keys())
-      if (!k.flag.empty() && k.flag == name) match = &k;
-    if (!match) return fail("unknown flag '" + a + "' (see --help)");
-    auto v = take_value();
-    if (!v) return fail(name + ": expects a value");
-    values[match->key] = *v;
+  const ConfigFlags flags = parse_config_flags(sources.args);
+  if (flags.help) {
+    result.show_help = true;
+    return result;
   }
+  if (flags.error) return fail(flags.error->message);
+  result.config_file = flags.config_file;
+  for (const auto& [key, value] : flags.values) values[key] = value;
 
   ServerConfig& c = result.config;
   auto integer = [&](const std::string& key, long long min,

@@ -1,5 +1,8 @@
 #include "engine/cli/args.h"
 
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -19,77 +22,105 @@ std::vector<std::string> ParsedArgs::values(const std::string& name) const {
 
 namespace {
 
-const OptionSpec* find_long(const std::vector<OptionSpec>& spec, std::string_view name) {
-  for (const auto& o : spec) {
-    if (o.name == name) return &o;
+// How a token names an option in messages: "--name" (without "=value") or "-x".
+std::string shown_name(const std::string& token) {
+  if (token.rfind("--", 0) == 0) return token.substr(0, token.find('='));
+  return token.substr(0, 2);
+}
+
+bool looks_like_option(const std::string& token) {
+  return token.size() >= 2 && token[0] == '-' && token != "--";
+}
+
+using Declared = std::vector<std::pair<const OptionSpec*, CLI::Option*>>;
+
+const OptionSpec* declared(const Declared& options, const std::string& shown) {
+  for (const auto& [o, added] : options) {
+    if (added->check_name(shown)) return o;
   }
   return nullptr;
 }
 
-const OptionSpec* find_short(const std::vector<OptionSpec>& spec, char c) {
-  for (const auto& o : spec) {
-    if (o.short_name != 0 && o.short_name == c) return &o;
+// A flag given "=value" (CLI11 would take "--force=true" as --force).
+std::optional<std::string> flag_with_value(const std::vector<std::string>& tokens,
+                                           const Declared& options) {
+  for (const auto& token : tokens) {
+    if (token == "--") break;
+    if (!looks_like_option(token) || token.find('=') == std::string::npos) continue;
+    const OptionSpec* o = declared(options, shown_name(token));
+    if (o != nullptr && !o->takes_value) return "option " + shown_name(token) + " takes no value";
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+// CLI11's ArgumentMismatch, in the CLI's words: a value-taking option last with nothing after it
+// (CLI11 takes the next token as an option's value whatever it looks like).
+std::string missing_value(const std::vector<std::string>& tokens, const Declared& options) {
+  const auto last = std::find_if(tokens.rbegin(), tokens.rend(), looks_like_option);
+  const std::string shown = last == tokens.rend() ? std::string() : shown_name(*last);
+  const OptionSpec* o = declared(options, shown);
+  if (o == nullptr) return "option " + shown + " is malformed";
+  return "option " + shown + " needs a value" +
+         (o->value_name.empty() ? std::string() : " (" + o->value_name + ")");
 }
 
 }  // namespace
 
 std::variant<ParsedArgs, UsageError> parse_args(const std::vector<std::string>& tokens,
                                                 const std::vector<OptionSpec>& spec) {
+  // CLI11 does the parsing; the messages stay the CLI's own (the usage lines and help text are
+  // generated from the same OptionSpecs by commands.cpp). Every option collects all its
+  // occurrences, so that "given more than once" is decided here, per OptionSpec::repeatable.
+  CLI::App app;
+  app.set_help_flag();  // --help is an ordinary OptionSpec (global_options())
+  app.allow_extras();   // unknown options are reported below, in the CLI's words
   ParsedArgs out;
-  const auto record = [&](const OptionSpec& o, std::string v) -> std::optional<UsageError> {
-    auto& slot = out.options[o.name];
-    if (!slot.empty() && !o.repeatable)
-      return UsageError{"option --" + o.name + " given more than once"};
-    slot.push_back(std::move(v));
-    return std::nullopt;
-  };
-
+  app.add_option("args", out.positionals);
+  Declared options;
+  for (const auto& o : spec) {
+    std::string names = "--" + o.name;
+    if (o.short_name != 0) names += std::string(",-") + o.short_name;
+    CLI::Option* added = o.takes_value ? app.add_option(names)->expected(1)
+                                       : app.add_flag(names)->disable_flag_override();
+    added->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    options.emplace_back(&o, added);
+  }
+  if (auto error = flag_with_value(tokens, options)) return UsageError{*error};
+  // CLI11 reads "--name=" as a missing value; here it is an empty one, as "--name ''" is.
+  std::vector<std::string> reversed;
   bool options_done = false;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& t = tokens[i];
-    if (options_done || t.size() < 2 || t[0] != '-') {
-      out.positionals.push_back(t);  // "-" alone is a positional: stdin for -f
-      continue;
-    }
-    if (t == "--") {
-      options_done = true;
-      continue;
-    }
-    const OptionSpec* o = nullptr;
-    std::optional<std::string> inline_value;
-    std::string shown;
-    if (t[1] == '-') {
-      const std::string body = t.substr(2);
-      const auto eq = body.find('=');
-      const std::string name = body.substr(0, eq);
-      if (eq != std::string::npos) inline_value = body.substr(eq + 1);
-      shown = "--" + name;
-      o = find_long(spec, name);
+  for (const auto& token : tokens) {
+    options_done = options_done || token == "--";
+    const bool empty_inline = token.rfind("--", 0) == 0 && token == shown_name(token) + "=";
+    const OptionSpec* o =
+        !options_done && empty_inline ? declared(options, shown_name(token)) : nullptr;
+    if (o != nullptr && o->takes_value) {
+      reversed.push_back(shown_name(token));
+      reversed.emplace_back();
     } else {
-      shown = t.substr(0, 2);
-      o = find_short(spec, t[1]);
-      if (t.size() > 2) inline_value = t.substr(2);
+      reversed.push_back(token);
     }
-    if (o == nullptr) {
-      // A negative number is a value, but no option takes a positional that looks like one.
-      return UsageError{"unknown option " + shown};
+  }
+  std::reverse(reversed.begin(), reversed.end());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ArgumentMismatch&) {
+    return UsageError{missing_value(tokens, options)};
+  } catch (const CLI::ParseError& e) {
+    return UsageError{e.what()};
+  }
+  for (const auto& extra : app.remaining()) {
+    // "--" ends the options (what follows it is already among the positionals).
+    if (extra != "--") return UsageError{"unknown option " + shown_name(extra)};
+  }
+  for (const auto& [o, added] : options) {
+    if (added->count() == 0) continue;
+    if (added->count() > 1 && !o->repeatable) {
+      return UsageError{"option --" + o->name + " given more than once"};
     }
-    std::string v;
-    if (o->takes_value) {
-      if (inline_value) {
-        v = *inline_value;
-      } else if (i + 1 < tokens.size()) {
-        v = tokens[++i];
-      } else {
-        return UsageError{"option " + shown + " needs a value" +
-                          (o->value_name.empty() ? std::string() : " (" + o->value_name + ")")};
-      }
-    } else if (inline_value) {
-      return UsageError{"option " + shown + " takes no value"};
-    }
-    if (auto err = record(*o, std::move(v))) return *err;
+    // Flags hold one "" per occurrence.
+    out.options[o->name] =
+        o->takes_value ? added->results() : std::vector<std::string>(added->count(), "");
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
-// Command-line option parsing for `podium`: long options (--name VALUE, --name=VALUE), short
-// options (-f VALUE, -fVALUE), flags, "--" to end options. Errors are values, not exceptions.
+// Command-line option parsing for `podium`, on CLI11: long options (--name VALUE, --name=VALUE),
+// short options (-f VALUE, -fVALUE), flags, "--" to end options. Errors are values, not
+// exceptions, worded as the CLI words them.
 
 #include <map>
 #include <optional>

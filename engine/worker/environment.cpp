@@ -1,7 +1,6 @@
 #include "engine/worker/environment.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
+#include "engine/process/program_path.h"
 
 extern char** environ;
 
@@ -33,29 +32,8 @@ std::vector<std::string> current_environment() {
 }
 
 std::string resolve_executable(const std::string& name, const std::vector<std::string>& env) {
-  if (name.empty() || name.find('/') != std::string::npos) return name;
-  std::string path = "/usr/local/bin:/usr/bin:/bin";
-  for (const auto& entry : env) {
-    if (entry.rfind("PATH=", 0) == 0) {
-      path = entry.substr(5);
-      break;
-    }
-  }
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (dir.empty()) dir = ".";  // an empty PATH element means the current directory
-    const std::string candidate = dir + "/" + name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-    start = end + 1;
-  }
-  return name;
+  // The search spawn() itself does for a rank: the same answer for a log line as for exec.
+  return process::find_program(name, process::path_of(env, "/usr/local/bin:/usr/bin:/bin"));
 }
 
 }  // namespace podium::worker

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include <iostream>
 
 #include "engine/client/http_client.h"
+#include "engine/process/spawn.h"
 
 extern char** environ;
 
@@ -335,19 +335,14 @@ std::string install_worker(const InstallOptions& o, const CommandRun& run) {
 }
 
 int run_command(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  // systemctl with the installer's own environment and terminal, in its process group.
+  process::Spec spec;
+  spec.argv = argv;
+  spec.group = process::Group::inherit;
+  spec.in = spec.out = spec.err = process::Stdio::inherit;
+  auto spawned = process::spawn(spec);
+  if (!spawned.child) return spawned.exec_failed ? 127 : -1;
+  return spawned.child->wait().exit_code.value_or(-1);
 }
 
 }  // namespace podium::worker

@@ -39,39 +39,18 @@ const char* kAttachHelp =
 
 // podium-worker attach: one rank, then exit with its status.
 int run_attach_command(const std::vector<std::string>& args, const sigset_t& signals) {
-  std::string server = env_value("PODIUM_SERVER").value_or("");
-  std::string workdir, address = default_address(), log_format = "text";
-  std::vector<std::string> command;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* flag) -> std::optional<std::string> {
-      const std::string f(flag);
-      if (a == f && i + 1 < args.size()) return args[++i];
-      if (a.rfind(f + "=", 0) == 0) return a.substr(f.size() + 1);
-      return std::nullopt;
-    };
-    if (a == "--") {
-      command.assign(args.begin() + static_cast<long>(i) + 1, args.end());
-      break;
-    }
-    if (a == "--help" || a == "-h") {
-      std::cout << kAttachHelp;
-      return 0;
-    }
-    if (auto v = value("--server"))
-      server = *v;
-    else if (auto v2 = value("--workdir"))
-      workdir = *v2;
-    else if (auto v3 = value("--address"))
-      address = *v3;
-    else if (auto v4 = value("--log-format"))
-      log_format = *v4;
-    else {
-      std::cerr << "podium-worker attach: unknown argument '" << a << "'\n" << kAttachHelp;
-      return 2;
-    }
+  const ParsedAttach parsed = parse_attach_flags(args, env_value);
+  if (!parsed.flags) {
+    std::cerr << "podium-worker attach: " << parsed.error << "\n" << kAttachHelp;
+    return 2;
   }
-  configure_logging(log_format);
+  if (parsed.flags->help) {
+    std::cout << kAttachHelp;
+    return 0;
+  }
+  const std::string& server = parsed.flags->server;
+  const std::string& workdir = parsed.flags->workdir;
+  configure_logging(parsed.flags->log_format);
   std::string url_error;
   if (server.empty() || !podium::client::parse_base_url(server, &url_error)) {
     std::cerr << "podium-worker attach: --server/PODIUM_SERVER: "
@@ -96,9 +75,9 @@ int run_attach_command(const std::vector<std::string>& args, const sigset_t& sig
                         ? std::filesystem::temp_directory_path() /
                               ("podium-attach-" + attempt + "-" + std::to_string(id.rank))
                         : std::filesystem::path(workdir);
-  options.address = address;
+  options.address = parsed.flags->address;
   options.hostname = default_hostname();
-  options.command = command;
+  options.command = parsed.flags->command;
   options.echo = [](const std::string& line) { std::cout << line << '\n' << std::flush; };
   options.probe_python = env_value("PODIUM_WORKER_PYTHON").value_or("python3");
   log().info("podium-worker attach {}: {} rank {} of {} (slice {}, host {}), server {}",

@@ -6,6 +6,9 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -24,6 +27,89 @@ bool parse_number(const std::string& text, T min, T max, T& out) {
   }
   out = value;
   return true;
+}
+
+// The flags that take a value, in the order their values are checked.
+constexpr const char* kValueFlags[] = {
+    "--server",     "--token",        "--cluster",  "--slice",   "--host",
+    "--workdir",    "--address",      "--hostname", "--devices", "--spool-max-bytes",
+    "--log-format", "--metadata-url", "--run-as",   "--python"};
+
+// CLI11 reads "--flag=" as a missing value; here it is an empty one, as "--flag ''" is. CLI11
+// also wants the tokens last-first.
+std::vector<std::string> cli11_tokens(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const auto& a : args) {
+    const auto flag_with_empty_value = [&a](const char* k) { return a == std::string(k) + "="; };
+    // (the attach flags are among the agent's)
+    if (std::any_of(std::begin(kValueFlags), std::end(kValueFlags), flag_with_empty_value)) {
+      out.push_back(a.substr(0, a.size() - 1));
+      out.emplace_back();
+    } else {
+      out.push_back(a);
+    }
+  }
+  return {out.rbegin(), out.rend()};
+}
+
+// The first of CLI11's left-over tokens, in this program's words.
+std::string leftover_error(const std::string& token) {
+  if (token.rfind("--", 0) == 0) return "unknown flag: " + token.substr(0, token.find('='));
+  return "unexpected argument: " + token;
+}
+
+// A value-taking flag last, with nothing after it (CLI11 takes the next token as the value
+// whatever it looks like, so the flag can only be the last one).
+std::string missing_value_error(const std::vector<std::string>& args) {
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    if (it->rfind("--", 0) == 0) return it->substr(0, it->find('=')) + " needs a value";
+  }
+  return "a flag needs a value";
+}
+
+// Checks one flag's value and stores it. Returns the error, empty when the value is good.
+std::string apply(const std::string& name, const std::string& v, WorkerFlags& f, bool& have_slice,
+                  bool& have_host, bool& have_python) {
+  if (name == "--server") {
+    f.server = v;
+  } else if (name == "--token") {
+    f.token = v;
+  } else if (name == "--cluster") {
+    f.cluster = v;
+  } else if (name == "--slice") {
+    if (!parse_number(v, 0, 1 << 20, f.slice)) return "--slice must be a number >= 0";
+    have_slice = true;
+  } else if (name == "--host") {
+    if (!parse_number(v, 0, 1 << 20, f.host)) return "--host must be a number >= 0";
+    have_host = true;
+  } else if (name == "--workdir") {
+    f.workdir = v;
+  } else if (name == "--address") {
+    f.address = v;
+  } else if (name == "--hostname") {
+    f.hostname = v;
+  } else if (name == "--devices") {
+    if (!parse_number(v, 1, 1 << 16, f.devices)) return "--devices must be a number >= 1";
+  } else if (name == "--spool-max-bytes") {
+    if (!parse_number<uint64_t>(v, 65536, std::numeric_limits<uint64_t>::max() / 2,
+                                f.spool_max_bytes)) {
+      return "--spool-max-bytes must be a number >= 65536";
+    }
+  } else if (name == "--log-format") {
+    if (v != "text" && v != "json") return "--log-format must be text or json";
+    f.log_format = v;
+  } else if (name == "--metadata-url") {
+    if (v.empty()) return "--metadata-url must be a URL or none";
+    f.metadata_url = v;
+  } else if (name == "--run-as") {
+    if (v.empty()) return "--run-as needs an account name";
+    f.run_as = v;
+  } else if (name == "--python") {
+    if (v.empty()) return "--python needs an interpreter (or none)";
+    f.python = v;
+    have_python = true;
+  }
+  return "";
 }
 
 }  // namespace
@@ -97,68 +183,29 @@ ParsedFlags parse_flags(
     result.error = std::move(message);
     return result;
   };
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i];
-    std::optional<std::string> value;
-    if (name == "--help" || name == "-h") {
-      f.help = true;
-      continue;
-    }
-    if (name.rfind("--", 0) != 0) return fail("unexpected argument: " + name);
-    if (const size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    static const char* const kKnown[] = {
-        "--server",     "--token",        "--cluster",  "--slice",   "--host",
-        "--workdir",    "--address",      "--hostname", "--devices", "--spool-max-bytes",
-        "--log-format", "--metadata-url", "--run-as",   "--python"};
-    bool known = false;
-    for (const char* k : kKnown) known = known || name == k;
-    if (!known) return fail("unknown flag: " + name);
-    if (!value) {
-      if (i + 1 >= args.size()) return fail(name + " needs a value");
-      value = args[++i];
-    }
-    const std::string& v = *value;
-    if (name == "--server") {
-      f.server = v;
-    } else if (name == "--token") {
-      f.token = v;
-    } else if (name == "--cluster") {
-      f.cluster = v;
-    } else if (name == "--slice") {
-      if (!parse_number(v, 0, 1 << 20, f.slice)) return fail("--slice must be a number >= 0");
-      have_slice = true;
-    } else if (name == "--host") {
-      if (!parse_number(v, 0, 1 << 20, f.host)) return fail("--host must be a number >= 0");
-      have_host = true;
-    } else if (name == "--workdir") {
-      f.workdir = v;
-    } else if (name == "--address") {
-      f.address = v;
-    } else if (name == "--hostname") {
-      f.hostname = v;
-    } else if (name == "--devices") {
-      if (!parse_number(v, 1, 1 << 16, f.devices)) return fail("--devices must be a number >= 1");
-    } else if (name == "--spool-max-bytes") {
-      if (!parse_number<uint64_t>(v, 65536, std::numeric_limits<uint64_t>::max() / 2,
-                                  f.spool_max_bytes)) {
-        return fail("--spool-max-bytes must be a number >= 65536");
-      }
-    } else if (name == "--log-format") {
-      if (v != "text" && v != "json") return fail("--log-format must be text or json");
-      f.log_format = v;
-    } else if (name == "--metadata-url") {
-      if (v.empty()) return fail("--metadata-url must be a URL or none");
-      f.metadata_url = v;
-    } else if (name == "--run-as") {
-      if (v.empty()) return fail("--run-as needs an account name");
-      f.run_as = v;
-    } else if (name == "--python") {
-      if (v.empty()) return fail("--python needs an interpreter (or none)");
-      f.python = v;
-      have_python = true;
+  // CLI11 splits the tokens; usage() stays the help text, the messages stay this program's.
+  CLI::App app;
+  app.set_help_flag();
+  app.allow_extras();  // stray words and unknown flags: reported below
+  app.add_flag("-h,--help", f.help);
+  std::vector<CLI::Option*> options;
+  for (const char* name : kValueFlags) {
+    options.push_back(
+        app.add_option(name)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll));
+  }
+  try {
+    app.parse(cli11_tokens(args));
+  } catch (const CLI::ArgumentMismatch&) {
+    return fail(missing_value_error(args));
+  } catch (const CLI::ParseError& e) {
+    return fail(e.what());
+  }
+  if (!app.remaining().empty()) return fail(leftover_error(app.remaining().front()));
+  for (size_t k = 0; k < options.size(); ++k) {
+    // Given more than once: the last one counts, each is checked.
+    for (const auto& v : options[k]->results()) {
+      const std::string error = apply(kValueFlags[k], v, f, have_slice, have_host, have_python);
+      if (!error.empty()) return fail(error);
     }
   }
   if (f.help) {
@@ -188,6 +235,53 @@ ParsedFlags parse_flags(
   if (!ec) f.workdir = abs.lexically_normal().string();
   if (f.address.empty()) f.address = default_address();
   if (f.hostname.empty()) f.hostname = default_hostname();
+  result.flags = f;
+  return result;
+}
+
+ParsedAttach parse_attach_flags(
+    const std::vector<std::string>& args,
+    const std::function<std::optional<std::string>(const std::string&)>& getenv) {
+  ParsedAttach result;
+  AttachFlags f;
+  f.server = getenv("PODIUM_SERVER").value_or("");
+  // "--" ends the flags: the rest is the rank's command, whatever it looks like.
+  const auto dashes = std::find(args.begin(), args.end(), "--");
+  const std::vector<std::string> flags(args.begin(), dashes);
+  if (dashes != args.end()) f.command.assign(dashes + 1, args.end());
+  CLI::App app;
+  app.set_help_flag();
+  app.allow_extras();
+  app.add_flag("-h,--help", f.help);
+  CLI::Option* server = app.add_option("--server");
+  CLI::Option* workdir = app.add_option("--workdir");
+  CLI::Option* address = app.add_option("--address");
+  CLI::Option* log_format = app.add_option("--log-format");
+  for (CLI::Option* o : {server, workdir, address, log_format}) {
+    o->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  try {
+    app.parse(cli11_tokens(flags));
+  } catch (const CLI::ArgumentMismatch&) {
+    // A flag last without its value.
+    result.error = "unknown argument '" + flags.back() + "'";
+    return result;
+  } catch (const CLI::ParseError& e) {
+    result.error = e.what();
+    return result;
+  }
+  if (f.help) {
+    result.flags = f;
+    return result;
+  }
+  if (!app.remaining().empty()) {
+    result.error = "unknown argument '" + app.remaining().front() + "'";
+    return result;
+  }
+  if (server->count() > 0) f.server = server->as<std::string>();
+  if (workdir->count() > 0) f.workdir = workdir->as<std::string>();
+  f.address = address->count() > 0 ? address->as<std::string>() : default_address();
+  if (log_format->count() > 0) f.log_format = log_format->as<std::string>();
   result.flags = f;
   return result;
 }

@@ -43,6 +43,26 @@ ParsedFlags parse_flags(
     const std::function<std::optional<std::string>(const std::string&)>& getenv);
 
 std::string usage();
+
+// podium-worker attach [--server URL] [--workdir DIR] [--address ADDR] [--log-format F]
+// [-- COMMAND...]: one rank under Slurm or Kubernetes.
+struct AttachFlags {
+  std::string server;   // --server, else PODIUM_SERVER
+  std::string workdir;  // "" for the caller's default
+  std::string address;  // default: default_address()
+  std::string log_format = "text";
+  std::vector<std::string> command;  // what follows "--"
+  bool help = false;
+};
+
+struct ParsedAttach {
+  std::optional<AttachFlags> flags;
+  std::string error;  // when flags is empty: "unknown argument '...'" (exit 2)
+};
+
+ParsedAttach parse_attach_flags(
+    const std::vector<std::string>& args,
+    const std::function<std::optional<std::string>(const std::string&)>& getenv);
 // The first non-loopback IPv4 address of an interface that is up, else "127.0.0.1".
 std::string default_address();
 std::string default_hostname();

@@ -1,7 +1,8 @@
 #pragma once
 // The seam between the rank supervisor and the operating system: starting a rank's process and
-// reading, signalling and reaping it. posix_process.cpp is the real thing (fork/exec, setsid,
-// pipes); tests substitute fakes to check the supervisor's decisions without processes.
+// reading, signalling and reaping it. posix_process.cpp is the real thing (engine/process: a
+// new session, pipes); tests substitute fakes to check the supervisor's decisions without
+// processes.
 
 #include <sys/types.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/process/child.h"
 #include "engine/worker/run_as.h"
 
 namespace podium::worker {
@@ -25,17 +27,10 @@ struct LaunchSpec {
   std::optional<RunAs> run_as;
 };
 
-struct ExitStatus {
-  std::optional<int> exit_code;  // exited normally
-  std::optional<int> signal;     // killed by a signal
-};
-
-enum class Stream { out, err };
-
-struct OutputChunk {
-  Stream stream;
-  std::string bytes;
-};
+// The exit status, streams and output chunks of engine/process, which does the real work.
+using process::ExitStatus;
+using process::OutputChunk;
+using process::Stream;
 
 class ChildProcess {
  public:

@@ -39,7 +39,7 @@ class CommandRunner {
   virtual CommandResult run(const CommandSpec& spec) = 0;
 };
 
-// fork/exec with pipes; the child gets its own process group, killed at the deadline.
+// engine/process with pipes; the child gets its own process group, killed at the deadline.
 std::shared_ptr<CommandRunner> make_posix_command_runner();
 
 }  // namespace podium::sched

@@ -51,6 +51,15 @@ TEST(ParseArgs, DashAloneAndAfterDoubleDashArePositionals) {
 
 TEST(ParseArgs, ValueMayLookLikeAnOption) {
   EXPECT_EQ(ok({"--limit", "-3"}).value("limit"), "-3");
+  EXPECT_EQ(ok({"-f", "--force"}).value("file"), "--force");
+  EXPECT_EQ(ok({"--file=[a,b]"}).value("file"), "[a,b]");
+}
+
+TEST(ParseArgs, EmptyValues) {
+  EXPECT_EQ(ok({"--file="}).value("file"), "");
+  EXPECT_EQ(ok({"--file", ""}).value("file"), "");
+  EXPECT_EQ(ok({"--file=a="}).value("file"), "a=");
+  EXPECT_EQ(ok({"-f="}).value("file"), "=");
 }
 
 TEST(ParseArgs, Errors) {
@@ -59,6 +68,10 @@ TEST(ParseArgs, Errors) {
   EXPECT_EQ(bad({"--file"}), "option --file needs a value (FILE)");
   EXPECT_EQ(bad({"-f"}), "option -f needs a value (FILE)");
   EXPECT_EQ(bad({"--force=yes"}), "option --force takes no value");
+  EXPECT_EQ(bad({"--force=true"}), "option --force takes no value");
+  EXPECT_EQ(bad({"--force", "--force"}), "option --force given more than once");
+  EXPECT_EQ(bad({"x", "--bogus=1"}), "unknown option --bogus");
+  EXPECT_EQ(bad({"-zvalue"}), "unknown option -z");
   EXPECT_EQ(bad({"--limit", "1", "--limit", "2"}), "option --limit given more than once");
 }
 
