@@ -1,9 +1,7 @@
 // The one typed client of the Podium REST API. Same origin: the session cookie authenticates.
 import type {
-  Accelerator, ApiToken, Attempt, Checkpoint, Cluster, ClusterCreate, ClusterPatch, CompareResult, Dataset,
-  DatasetCreate, LogLine, Me, Metrics, Model, ModelCreate,
-  Page, Plan, Problem, ProvisioningOption, Run, RunEvent, Summary, User, UserCreate, UserCreated,
-  UserPatch, Worker, WorkerToken, WorkerTokenCreated,
+  Answer, ClusterCreate, ClusterPatch, DatasetCreate, Me, ModelCreate, Problem, RequestBody, UserCreate,
+  UserPatch,
 } from './types';
 
 export class ApiError extends Error {
@@ -66,83 +64,83 @@ export class Api {
 
   /** The server answers `{"user": Me}`: the caller gets the user itself. */
   async login(credentials: { token: string } | { username: string; password: string }): Promise<Me> {
-    return (await this.request<{ user: Me }>('POST', '/auth/login', credentials)).user;
+    return (await this.request<Answer<'login'>>('POST', '/auth/login', credentials)).user;
   }
   logout() { return this.request<void>('POST', '/auth/logout', {}); }
-  me() { return this.request<Me>('GET', '/auth/me'); }
+  me() { return this.request<Answer<'getMe'>>('GET', '/auth/me'); }
 
   runs(f: RunFilters = {}) {
-    return this.request<Page<Run>>('GET', `/runs${query({ ...f, cursor: f.cursor ?? undefined })}`);
+    return this.request<Answer<'listRuns'>>('GET', `/runs${query({ ...f, cursor: f.cursor ?? undefined })}`);
   }
-  run(id: string) { return this.request<Run>('GET', `/runs/${seg(id)}`); }
-  submitRun(spec: Record<string, unknown>) { return this.request<Run>('POST', '/runs', spec); }
-  plan(spec: Record<string, unknown>, signal?: AbortSignal) { return this.request<Plan>('POST', '/plan', spec, signal); }
-  cancelRun(id: string) { return this.request<Run>('POST', `/runs/${seg(id)}/cancel`, {}); }
+  run(id: string) { return this.request<Answer<'getRun'>>('GET', `/runs/${seg(id)}`); }
+  submitRun(spec: Record<string, unknown>) { return this.request<Answer<'submitRun'>>('POST', '/runs', spec); }
+  plan(spec: Record<string, unknown>, signal?: AbortSignal) { return this.request<Answer<'planRun'>>('POST', '/plan', spec, signal); }
+  cancelRun(id: string) { return this.request<Answer<'cancelRun'>>('POST', `/runs/${seg(id)}/cancel`, {}); }
   /** Finished runs only (409 otherwise); their owner or an admin. */
   deleteRun(id: string) { return this.request<void>('DELETE', `/runs/${seg(id)}`); }
-  summary(id: string) { return this.request<Summary>('GET', `/runs/${seg(id)}/summary`); }
+  summary(id: string) { return this.request<Answer<'getRunSummary'>>('GET', `/runs/${seg(id)}/summary`); }
   metrics(id: string, p: { fields?: string; from_step?: number; to_step?: number; max_points?: number } = {}) {
-    return this.request<Metrics>('GET', `/runs/${seg(id)}/metrics${query(p)}`);
+    return this.request<Answer<'getRunMetrics'>>('GET', `/runs/${seg(id)}/metrics${query(p)}`);
   }
-  attempts(id: string) { return this.request<Page<Attempt>>('GET', `/runs/${seg(id)}/attempts`); }
-  events(id: string) { return this.request<Page<RunEvent>>('GET', `/runs/${seg(id)}/events`); }
-  checkpoints(id: string) { return this.request<Page<Checkpoint>>('GET', `/runs/${seg(id)}/checkpoints`); }
+  attempts(id: string) { return this.request<Answer<'listRunAttempts'>>('GET', `/runs/${seg(id)}/attempts`); }
+  events(id: string) { return this.request<Answer<'listRunEvents'>>('GET', `/runs/${seg(id)}/events`); }
+  checkpoints(id: string) { return this.request<Answer<'listRunCheckpoints'>>('GET', `/runs/${seg(id)}/checkpoints`); }
   logs(id: string, p: { attempt?: number; rank?: number; after?: string; limit?: number } = {}) {
-    return this.request<Page<LogLine>>('GET', `/runs/${seg(id)}/logs${query(p)}`);
+    return this.request<Answer<'getRunLogs'>>('GET', `/runs/${seg(id)}/logs${query(p)}`);
   }
   logStreamUrl(id: string, p: { attempt?: number; rank?: number } = {}) {
     return `${this.base}/runs/${seg(id)}/logs/stream${query(p)}`;
   }
-  importLog(body: { name: string; accelerator: string; num_slices: number; model: string; config?: Record<string, unknown>; log: string }) {
-    return this.request<Run>('POST', '/runs/import', body);
+  importLog(body: RequestBody<'importRun'>) {
+    return this.request<Answer<'importRun'>>('POST', '/runs/import', body);
   }
   compare(runs: string[], baseline?: string) {
-    return this.request<CompareResult>('GET', `/compare${query({ runs: runs.join(','), baseline })}`);
+    return this.request<Answer<'compareRuns'>>('GET', `/compare${query({ runs: runs.join(','), baseline })}`);
   }
 
   /** The slice types of the server's accelerator catalog (chips, devices, hosts of each). */
-  accelerators() { return this.request<Page<Accelerator>>('GET', '/accelerators'); }
-  clusters() { return this.request<Page<Cluster>>('GET', '/clusters?limit=500'); }
-  cluster(name: string) { return this.request<Cluster>('GET', `/clusters/${seg(name)}`); }
-  createCluster(body: ClusterCreate) { return this.request<Cluster>('POST', '/clusters', body); }
-  updateCluster(name: string, patch: ClusterPatch) { return this.request<Cluster>('PATCH', `/clusters/${seg(name)}`, patch); }
+  accelerators() { return this.request<Answer<'listAccelerators'>>('GET', '/accelerators'); }
+  clusters() { return this.request<Answer<'listClusters'>>('GET', '/clusters?limit=500'); }
+  cluster(name: string) { return this.request<Answer<'getCluster'>>('GET', `/clusters/${seg(name)}`); }
+  createCluster(body: ClusterCreate) { return this.request<Answer<'createCluster'>>('POST', '/clusters', body); }
+  updateCluster(name: string, patch: ClusterPatch) { return this.request<Answer<'updateCluster'>>('PATCH', `/clusters/${seg(name)}`, patch); }
   /** 409 while any run, in any state, refers to the cluster. */
   deleteCluster(name: string) { return this.request<void>('DELETE', `/clusters/${seg(name)}`); }
-  workers(name: string) { return this.request<Page<Worker>>('GET', `/clusters/${seg(name)}/workers`); }
+  workers(name: string) { return this.request<Answer<'listClusterWorkers'>>('GET', `/clusters/${seg(name)}/workers`); }
   provisioning(name: string) {
-    return this.request<{ options: ProvisioningOption[] }>('GET', `/clusters/${seg(name)}/provisioning`);
+    return this.request<Answer<'getClusterProvisioning'>>('GET', `/clusters/${seg(name)}/provisioning`);
   }
   /** Admins only: the cluster's tokens, revoked ones included, newest first; never a secret. */
   workerTokens(cluster: string) {
-    return this.request<Page<WorkerToken>>('GET', `/clusters/${seg(cluster)}/worker-tokens?limit=500`);
+    return this.request<Answer<'listWorkerTokens'>>('GET', `/clusters/${seg(cluster)}/worker-tokens?limit=500`);
   }
   /** Admins only; the secret is in the answer only. */
   createWorkerToken(cluster: string) {
-    return this.request<WorkerTokenCreated>('POST', `/clusters/${seg(cluster)}/worker-tokens`);
+    return this.request<Answer<'createWorkerToken'>>('POST', `/clusters/${seg(cluster)}/worker-tokens`);
   }
   /** 204 again for a token already revoked; 404 when it is not this cluster's. */
   revokeWorkerToken(cluster: string, id: string) {
     return this.request<void>('DELETE', `/clusters/${seg(cluster)}/worker-tokens/${seg(id)}`);
   }
-  datasets() { return this.request<Page<Dataset>>('GET', '/datasets?limit=500'); }
-  createDataset(body: DatasetCreate) { return this.request<Dataset>('POST', '/datasets', body); }
+  datasets() { return this.request<Answer<'listDatasets'>>('GET', '/datasets?limit=500'); }
+  createDataset(body: DatasetCreate) { return this.request<Answer<'createDataset'>>('POST', '/datasets', body); }
   /** Its creator or an admin; 409 while runs refer to it. The data itself is not touched. */
   deleteDataset(name: string) { return this.request<void>('DELETE', `/datasets/${seg(name)}`); }
-  models() { return this.request<Page<Model>>('GET', '/models?limit=500'); }
+  models() { return this.request<Answer<'listModels'>>('GET', '/models?limit=500'); }
   /** A MaxText model config (yaml text or config object); 409 when the name exists. */
-  createModel(body: ModelCreate) { return this.request<Model>('POST', '/models', body); }
+  createModel(body: ModelCreate) { return this.request<Answer<'createModel'>>('POST', '/models', body); }
   /** Its creator or an admin, never a built-in (403); 409 while a live run uses it. */
   deleteModel(name: string) { return this.request<void>('DELETE', `/models/${seg(name)}`); }
 
-  tokens() { return this.request<Page<ApiToken>>('GET', '/tokens'); }
-  createToken(name: string) { return this.request<ApiToken>('POST', '/tokens', { name }); }
+  tokens() { return this.request<Answer<'listTokens'>>('GET', '/tokens'); }
+  createToken(name: string) { return this.request<Answer<'createToken'>>('POST', '/tokens', { name }); }
   revokeToken(id: string) { return this.request<void>('DELETE', `/tokens/${seg(id)}`); }
 
   /** Admins only (x-podium-access: admin). */
-  users() { return this.request<Page<User>>('GET', '/users?limit=500'); }
-  createUser(body: UserCreate) { return this.request<UserCreated>('POST', '/users', body); }
+  users() { return this.request<Answer<'listUsers'>>('GET', '/users?limit=500'); }
+  createUser(body: UserCreate) { return this.request<Answer<'createUser'>>('POST', '/users', body); }
   /** 409 when an admin demotes or disables their own account. */
-  updateUser(id: string, patch: UserPatch) { return this.request<User>('PATCH', `/users/${seg(id)}`, patch); }
+  updateUser(id: string, patch: UserPatch) { return this.request<Answer<'updateUser'>>('PATCH', `/users/${seg(id)}`, patch); }
 }
 
 export const api = new Api();

@@ -7,6 +7,17 @@ import type { components, operations } from './api/openapi';
 type Schemas = components['schemas'];
 type JsonBody<Op extends keyof operations> =
   operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type Responses<Op extends keyof operations> = operations[Op]['responses'];
+type Json<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+
+/**
+ * The JSON body an operation answers a success with (its documented 2xx JSON responses): every
+ * call of src/api.ts names its operationId, so a change to the contract reaches the code reading
+ * the answer.
+ */
+export type Answer<Op extends keyof operations> = Json<Responses<Op>[Extract<keyof Responses<Op>, 200 | 201 | 202>]>;
+/** The JSON body an operation takes. */
+export type RequestBody<Op extends keyof operations> = JsonBody<Op>;
 
 export type RunState = Schemas['RunState'];
 
@@ -15,8 +26,6 @@ export const RUN_STATES: RunState[] = [
 ];
 export const FINISHED_STATES: RunState[] = ['succeeded', 'failed', 'cancelled'];
 
-/** The list envelope every paginated answer uses. */
-export interface Page<T> { items: T[]; next_cursor: string | null }
 
 /**
  * An error as the client sees it: the server's problem+json (Schemas['Problem']), or one the
@@ -74,8 +83,8 @@ export type UserPatch = JsonBody<'updateUser'>;
 export type WorkerTokenCreated = Schemas['WorkerTokenCreated'];
 /** A worker token as GET /clusters/{id}/worker-tokens lists it: never the secret. */
 export type WorkerToken = Schemas['WorkerToken'];
-/** An API token as GET /tokens lists it; `token` (the secret) only in the answer that created it. */
-export type ApiToken = Schemas['Token'] & { token?: string };
+/** An API token as GET /tokens lists it: never the secret. */
+export type ApiToken = Schemas['Token'];
 export type ApiTokenCreated = Schemas['TokenCreated'];
 
 export type CompareRow = Schemas['CompareRow'];

@@ -4,6 +4,7 @@
 // is one it implements). No server, no database.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -204,6 +205,67 @@ TEST(OpenApiContract, TheRepositorysDocumentUsesOnlyWhatTheCheckerImplements) {
     }
   EXPECT_GT(media, 50);
   EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
+}
+
+// Every object a response can hold, following $refs (each component once), with where it is.
+void each_response_object(const json& doc, const json& node, const std::string& at,
+                          std::set<std::string>& seen,
+                          const std::function<void(const json&, const std::string&)>& visit) {
+  if (!node.is_object()) return;
+  if (node.contains("$ref")) {
+    const std::string ref = node["$ref"].get<std::string>();
+    if (!seen.insert(ref).second) return;
+    const json& target = doc.at(json::json_pointer(ref.substr(1)));
+    each_response_object(doc, target, ref, seen, visit);
+    return;
+  }
+  bool object = node.contains("properties");
+  if (node.contains("type")) {
+    const json& t = node["type"];
+    object = object || t == "object" || (t.is_array() && std::count(t.begin(), t.end(), "object"));
+  }
+  if (object) visit(node, at);
+  for (const char* k : {"items", "additionalProperties", "not"})
+    if (node.contains(k)) each_response_object(doc, node[k], at + "/" + k, seen, visit);
+  if (node.contains("properties"))
+    for (const auto& [name, sub] : node["properties"].items())
+      each_response_object(doc, sub, at + "/properties/" + name, seen, visit);
+  for (const char* k : {"allOf", "anyOf", "oneOf"})
+    if (node.contains(k))
+      for (size_t i = 0; i < node[k].size(); ++i)
+        each_response_object(doc, node[k][i], at + "/" + k + "/" + std::to_string(i), seen, visit);
+}
+
+// The schemas are exact: an object a response holds says what else it may hold
+// (additionalProperties false, or the schema of its values for a map); none is left open by
+// default or by `additionalProperties: true`, which would let any member through unchecked.
+TEST(OpenApiContract, EveryObjectInAResponseSaysWhatMembersItMayHave) {
+  const json doc = load_openapi_yaml((repo_root() / "docs" / "openapi.yaml").string());
+  std::set<std::string> seen;
+  std::vector<std::string> open;
+  int objects = 0;
+  const auto check = [&](const json& schema, const std::string& at) {
+    ++objects;
+    const auto extra = schema.find("additionalProperties");
+    if (extra == schema.end() || *extra == true) open.push_back(at);
+  };
+  for (const auto& [path, item] : doc["paths"].items())
+    for (const auto& [method, op] : item.items()) {
+      if (!op.is_object() || !op.contains("responses")) continue;
+      for (const auto& [status, response] : op["responses"].items()) {
+        const json& r =
+            response.contains("$ref")
+                ? doc.at(json::json_pointer(response["$ref"].get<std::string>().substr(1)))
+                : response;
+        if (r.contains("content"))
+          for (const auto& [type, m] : r["content"].items())
+            if (m.contains("schema"))
+              each_response_object(doc, m["schema"],
+                                   path + " " + method + " " + status + " " + type, seen, check);
+      }
+    }
+  EXPECT_GT(objects, 100);
+  EXPECT_TRUE(open.empty()) << ::testing::PrintToString(open);
 }
 
 }  // namespace

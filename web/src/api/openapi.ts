@@ -482,7 +482,7 @@ export interface paths {
         };
         /**
          * The accelerator catalog
-         * @description The slice types of the catalog compiled into the server (`engine/core/accelerator.cpp`),
+         * @description The slice types of the catalog compiled into the server (`engine/core/topology/accelerator.cpp`),
          *     family by family, smallest first: each TPU family's standard topologies, GPU nodes of 8
          *     (1-16 nodes), `cpu-1` to `cpu-8`. Each item is what a cluster of that type shows as its
          *     `accelerator` (chips, JAX devices, hosts, peak and HBM per device). Other shapes are
@@ -1780,8 +1780,10 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            /** @description GET /models/{name} and writes only: the MaxText keys as stored (YAML numbers as numbers). */
-            config?: Record<string, never>;
+            /** @description GET /models/{name} and writes only: the MaxText keys as stored (YAML numbers as numbers; any JSON value). */
+            config?: {
+                [key: string]: unknown;
+            };
             /** @description GET /models/{name} and writes only: the YAML document a user posted (null: posted as JSON, or built in). */
             yaml?: string | null;
             description: string;
@@ -1998,6 +2000,60 @@ export interface components {
                 mesh_axes?: string[];
             };
         };
+        /**
+         * @description The spec a run records. A submitted run's is its RunSpec as the server parsed it, every
+         *     member present (`engine/core/spec/run_spec.cpp` `to_json`, without `force`); a compile
+         *     check's is the command it runs (backend/api/compile_check.cpp); an imported run's holds
+         *     what its log said (backend/api/import_routes.cpp: `accelerator`, nulls where the log
+         *     did not say).
+         */
+        RunSpecRecord: {
+            name: string;
+            /** @description As submitted: the cluster's id or name. */
+            cluster?: string;
+            /** @description Imported runs only. */
+            accelerator?: string;
+            dataset?: string | null;
+            model?: string | null;
+            /** @enum {string} */
+            workload: "maxtext" | "reference" | "command";
+            command?: string | string[] | null;
+            /** @description 0 for a command run without steps; null when an imported log did not say. */
+            steps?: number | null;
+            per_device_batch_size?: number | null;
+            max_target_length?: number | null;
+            parallelism?: {
+                [key: string]: number;
+            };
+            /** @description MaxText key=value overrides (any JSON value, as given). */
+            config?: {
+                [key: string]: unknown;
+            };
+            checkpoint_period?: number | null;
+            max_restarts?: number;
+            restart_on_exit_codes?: number[];
+            num_slices?: number | null;
+            min_slices?: number | null;
+            entrypoint?: string | string[] | null;
+            config_file?: string | null;
+            workdir?: string | null;
+            code_bundle?: string | null;
+            image?: string | null;
+            /** @enum {string|null} */
+            preflight?: "compile" | null;
+            compile_cluster?: string | null;
+            env?: {
+                [key: string]: string;
+            };
+            priority?: components["schemas"]["Priority"];
+            tags?: string[];
+            skip_checks?: ("model" | "config_keys" | "mesh" | "hbm" | "data")[];
+            maxtext_version?: string;
+            maxtext_fork?: {
+                keys?: string[];
+                mesh_axes?: string[];
+            };
+        };
         Run: {
             /** @description The compile check of a run submitted with preflight compile (null otherwise). */
             preflight: {
@@ -2041,8 +2097,7 @@ export interface components {
             model: string;
             /** @enum {string} */
             workload: "maxtext" | "reference" | "command";
-            /** @description The run spec as submitted (without `force`). */
-            spec: Record<string, never>;
+            spec: components["schemas"]["RunSpecRecord"];
             /** @description Submitted despite plan errors (each in a skipped check, or with `force`). */
             forced: boolean;
             /** @description The plan checks the submission skipped (skip_checks; every check with force). */
@@ -2166,7 +2221,7 @@ export interface components {
             skipped?: boolean;
         };
         /**
-         * @description The preflight verdict (`engine/core/planner.h` `to_json(Plan)`). Required members are the
+         * @description The preflight verdict (`engine/core/plan/planner.h` `to_json(Plan)`). Required members are the
          *     contract's; sections that could not be computed are null.
          */
         Plan: {
@@ -2318,7 +2373,7 @@ export interface components {
             } | null;
             /**
              * @description A MaxText run: the MaxText version its config keys and mesh were checked against
-             *     (engine/core/maxtext_releases.h). `source`: run (its maxtext_version), cluster (the
+             *     (engine/core/spec/maxtext_releases.h). `source`: run (its maxtext_version), cluster (the
              *     cluster's), agents (what the cluster's agents reported) or default (nothing known:
              *     the `current` key list). `exact` false (an unknown release, a commit, a checkout, a
              *     fork): checked against the nearest vendored `release`, and unknown keys are
@@ -2400,10 +2455,10 @@ export interface components {
             /** @description Why the attempt was torn down (a rank failed, a host was lost, a cancel, a grow). */
             ending_cause: string | null;
             failure_class: components["schemas"]["FailureClass"] | null;
-            /** @description The failure classifier's verdict with the log lines it rests on. */
-            classification: Record<string, never> | null;
-            /** @description What the restart policy decided after this attempt, and why. */
-            restart_decision: Record<string, never> | null;
+            /** @description The failure classifier's verdict (null until the attempt ends). */
+            classification: components["schemas"]["AttemptClassification"] | null;
+            /** @description What the restart policy decided after this failed attempt, and why (null otherwise). */
+            restart_decision: components["schemas"]["RestartDecision"] | null;
             resumed_from_step: number | null;
             first_step: number | null;
             last_step: number | null;
@@ -2419,14 +2474,50 @@ export interface components {
                 job_id: string | null;
                 /** @description The engine's word: PENDING, RUNNING, NODE_FAIL, ... */
                 state: string | null;
-                /** @description The engine's verdict: engine_state, succeeded, failure_class, exit_code, reason. */
-                end: Record<string, never> | null;
+                /** @description The engine's verdict once it says the job is over (null before). */
+                end: components["schemas"]["EngineEnd"] | null;
             } | null;
             environment: components["schemas"]["AttemptEnvironment"];
             created_at: components["schemas"]["Timestamp"];
             started_at: components["schemas"]["Timestamp"] | null;
             ended_at: components["schemas"]["Timestamp"] | null;
             hosts: components["schemas"]["AttemptHost"][];
+        };
+        /** @description The failure classifier's verdict on an ended attempt (engine/core/logs/failure_classifier.cpp `to_json`). */
+        AttemptClassification: {
+            /** @enum {string} */
+            outcome: "succeeded" | "failed" | "cancelled";
+            failure_class: components["schemas"]["FailureClass"] | null;
+            /** @description The rank whose end decided the class. */
+            deciding_rank: number | null;
+            /** @description The log signature that decided it. */
+            deciding_signature: components["schemas"]["FailureSignature"] | null;
+            exit_codes: number[];
+            /** @description Signatures seen that do not fail a run on their own. */
+            warnings: components["schemas"]["FailureSignature"][];
+            reason: string;
+        };
+        /**
+         * @description A failure signature of a MaxText log line (engine/core/logs/maxtext_log.cpp).
+         * @enum {string}
+         */
+        FailureSignature: "hbm_oom" | "mesh_unmappable" | "mesh_product_mismatch" | "invalid_config_key" | "invalid_config_value" | "data_exhausted" | "nan_loss" | "preempted" | "tpu_busy" | "cpu_fallback" | "python_code_error";
+        /** @description The restart policy's decision after a failed attempt (backend/sched/restart_policy.cpp `to_json`). */
+        RestartDecision: {
+            /** @enum {string} */
+            action: "recover" | "restart" | "fail";
+            /** @description The restart counts against max_restarts. */
+            spends_budget: boolean;
+            reason: string;
+        };
+        /** @description An external executor's verdict on its job (backend/sched/dispatch/external_attempts.cpp). */
+        EngineEnd: {
+            /** @description The engine's word: COMPLETED, NODE_FAIL, Failed, ... */
+            engine_state: string;
+            succeeded: boolean;
+            failure_class: components["schemas"]["FailureClass"] | null;
+            exit_code: number | null;
+            reason: string;
         };
         /**
          * @description What an attempt ran with (backend/api/attempt_environment.h). The versions and commits

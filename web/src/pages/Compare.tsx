@@ -60,8 +60,8 @@ function CompareBody({ result, runs, onBaseline }: { result: CompareResult; runs
   const base = result.rows.find((r) => rowId(r) === result.baseline) ?? result.rows[0];
   const diff = useMemo(() => configDiff(result.rows.map((r) => {
     const run = runs.find((x) => x.id === rowId(r));
-    const spec = run?.spec ?? {};
-    return { accelerator: r.accelerator, num_slices: (r as any).num_slices, per_device_batch_size: r.per_device_batch_size, max_target_length: r.max_target_length, code_bundle: spec.code_bundle ?? null, parallelism: spec.parallelism ?? {}, config: spec.config ?? {}, environment: environmentForDiff(run?.environment) };
+    const spec: Partial<Run['spec']> = run?.spec ?? {};
+    return { accelerator: r.accelerator, num_slices: r.num_slices, per_device_batch_size: r.per_device_batch_size, max_target_length: r.max_target_length, code_bundle: spec.code_bundle ?? null, parallelism: spec.parallelism ?? {}, config: spec.config ?? {}, environment: environmentForDiff(run?.environment) };
   })), [result, runs]);
   return (
     <>

@@ -99,7 +99,7 @@ export function NewRun() {
       navigate(`/runs/${run.id}`);
     } catch (err) {
       setSubmitError(err);
-      if (err instanceof ApiError && err.status === 422 && (err.problem as any).plan) setPlan((err.problem as any).plan);
+      if (err instanceof ApiError && err.status === 422 && err.problem.plan) setPlan(err.problem.plan);
     } finally {
       setBusy(false);
     }
