@@ -55,9 +55,12 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from limits_lib import report as limits_report  # noqa: E402
-from dispatch_latency import (Api, ROOT, clean_env, free_port,  # noqa: E402
-                              percentile, wait_for_line)
+from kit import ROOT  # noqa: E402
+from kit.http import Api  # noqa: E402
+from kit.podium import PodiumServer, find_bin_dir  # noqa: E402
+from kit.procs import proc_status  # noqa: E402
+from kit.results import commit, ratio_of, write_json  # noqa: E402
+from kit.stats import summary  # noqa: E402
 
 TARGET_HEARTBEAT_P99_MS = 100.0
 TARGET_SERVER_THREADS = 100
@@ -65,56 +68,17 @@ TARGET_GANG_ASSIGNED_MS = 1000.0
 
 
 def server_bin_dir(requested):
-    candidates = [requested] if requested else []
-    if os.environ.get("PODIUM_BIN_DIR"):
-        candidates.append(os.environ["PODIUM_BIN_DIR"])
-    for sub in ("build/scale/bin", "build/release/bin", "build-bench/bin", "build/test/bin"):
-        candidates.append(os.path.join(ROOT, sub))
-    for d in candidates:
-        if os.access(os.path.join(d, "podium-server"), os.X_OK):
-            return os.path.abspath(d)
-    sys.exit("agent_scale: podium-server not found in any of: " + ", ".join(candidates)
-             + " (build it, or pass --bin-dir)")
+    return find_bin_dir(requested, binaries=("podium-server",),
+                        build_dirs=("build/scale/bin", "build/release/bin", "build-bench/bin",
+                                    "build/test/bin"), who="agent_scale")
 
 
-def proc_status(pid):
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            out[key] = value.strip()
-    return out
-
-
-def summary(values):
-    if not values:
-        return {"p50": None, "p99": None, "max": None, "n": 0}
-    s = sorted(values)
-    return {"p50": round(percentile(s, 50), 3), "p99": round(percentile(s, 99), 3),
-            "max": round(s[-1], 3) if s else None, "n": len(s)}
-
-
-def start_server(bin_dir, tmp, port, token, max_connections, database_url):
+def start_server(bin_dir, tmp, token, max_connections, database_url):
     """podium-server on loopback (embedded PostgreSQL under tmp unless database_url), started
-    and ready; returns (process, log path)."""
-    log_path = os.path.join(tmp, "server.log")
-    cmd = [os.path.join(bin_dir, "podium-server"), "--listen", f"127.0.0.1:{port}",
-           "--data-dir", os.path.join(tmp, "data"), "--admin-token", token,
-           "--set", "log.level=warn",
-           "--set", f"limits.max_connections={max_connections}"]
-    if database_url:
-        cmd += ["--database-url", database_url]
-    with open(log_path, "w") as log:
-        server = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, env=clean_env())
-    try:
-        wait_for_line(server, log_path, r"podium-server listening on http://", 120,
-                      "podium-server")
-    except BaseException:
-        server.kill()
-        server.wait()
-        raise
-    return server, log_path
+    and ready."""
+    return PodiumServer(bin_dir, tmp, token, database_url=database_url,
+                        settings=["log.level=warn",
+                                  f"limits.max_connections={max_connections}"]).start()
 
 
 def single_gang_main(args):
@@ -128,15 +92,13 @@ def single_gang_main(args):
     bin_dir = server_bin_dir(args.bin_dir)
     tmp = tempfile.mkdtemp(prefix="podium-bench-agents-")
     os.chmod(tmp, 0o755)
-    port = free_port()
     token = "pdm_bench_" + os.urandom(16).hex()
-    base = f"http://127.0.0.1:{port}"
     server = None
     beats = None
     stop = threading.Event()
     try:
-        server, log_path = start_server(bin_dir, tmp, port, token, 2 * n + 256,
-                                        args.database_url)
+        server = start_server(bin_dir, tmp, token, 2 * n + 256, args.database_url)
+        base = server.url
         admin = Api(base, token)
         cluster = "agents-" + os.urandom(3).hex()
         admin.require("POST", "/api/v1/clusters",
@@ -251,8 +213,8 @@ def single_gang_main(args):
             if not ok:
                 healthz_failures += 1
         loaded_ms.extend(heartbeat_round(beats))
-        status = proc_status(server.pid) if server.poll() is None else {"VmRSS": "0 kB",
-                                                                         "Threads": "0"}
+        status = proc_status(server.pid) if server.running() else {"VmRSS": "0 kB",
+                                                                    "Threads": "0"}
         rss_mb = int(status["VmRSS"].split()[0]) / 1024.0
         threads = int(status["Threads"])
         measuring.clear()
@@ -309,22 +271,15 @@ def single_gang_main(args):
                         "every_agent_woken": True},
             "meets_targets": meets,
         }
-        os.makedirs(os.path.dirname(args.output), exist_ok=True)
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
+        write_json(args.output, result)
         print(json.dumps(result, indent=2))
         return 0 if meets else 1
     finally:
         stop.set()
         if beats is not None:
             beats.shutdown(wait=False, cancel_futures=True)
-        if server and server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        if server is not None:
+            server.stop(grace=30)
 
 
 # ---- sustained mode: agents on keep-alive connections, gangs back to back -------------------
@@ -891,7 +846,7 @@ async def sustained(args, port, token, server, log_path, tmp, bin_dir):
                 f" for {args.duration:g} s; rank reports running then exited 0",
         "gang_interval_seconds": args.gang_interval,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "commit": limits_report.commit(),
+        "commit": commit(),
         "command": "/usr/bin/python3 bench/agent_scale.py " + " ".join(sys.argv[1:]),
         "machine": {"cpus": os.cpu_count(),
                     "loadavg_1m_during_run": summary(la) if la else None,
@@ -992,7 +947,7 @@ def update_latest(result, path):
         prev = old.get(name, {})
         base = prev.get("baseline_value")
         kept.append({"name": name, "value": value, "unit": unit, "baseline_value": base,
-                     "ratio": round(value / base, 3) if base and value is not None else None,
+                     "ratio": ratio_of(value, base),
                      "target": target, "meets": bool(ok), "details": details,
                      "measured": {"commit": result.get("commit"), "date": result["date"]}})
     latest["scenarios"] = kept
@@ -1012,20 +967,16 @@ def sustained_main(args):
     bin_dir = server_bin_dir(args.bin_dir)
     tmp = tempfile.mkdtemp(prefix="podium-bench-agents-")
     os.chmod(tmp, 0o755)  # the embedded PostgreSQL runs as 'postgres' when we are root
-    port = free_port()
     token = "pdm_bench_" + os.urandom(16).hex()
     server = None
     try:
-        server, log_path = start_server(bin_dir, tmp, port, token, 4 * args.agents + 256,
-                                        args.database_url)
-        result = asyncio.run(sustained(args, port, token, server, log_path, tmp, bin_dir))
-        if server.poll() is not None:
-            result["server_exited"] = server.returncode
+        server = start_server(bin_dir, tmp, token, 4 * args.agents + 256, args.database_url)
+        result = asyncio.run(sustained(args, server.port, token, server, server.proc.log_path,
+                                       tmp, bin_dir))
+        if not server.running():
+            result["server_exited"] = server.proc.returncode
             result["meets_targets"] = False
-        os.makedirs(os.path.dirname(args.output), exist_ok=True)
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
+        write_json(args.output, result)
         if args.latest:
             print(f"agent_scale: {args.latest}: {update_latest(result, args.latest)}", flush=True)
         brief = {k: result[k] for k in ("heartbeat_ms", "heartbeats_failed", "gangs",
@@ -1035,13 +986,8 @@ def sustained_main(args):
         print(json.dumps(brief, indent=2))
         return 0 if result["meets_targets"] else 1
     finally:
-        if server and server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        if server is not None:
+            server.stop(grace=60)
         if args.keep:
             print(f"agent_scale: kept {tmp}", flush=True)
         else:

@@ -17,97 +17,22 @@ Standard library only (Debian's /usr/bin/python3).
 import argparse
 import datetime
 import json
-import math
 import os
-import pwd
 import re
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
-from limits_lib.common import free_port  # bench/ is this script's directory, first on sys.path
+from kit import ROOT  # bench/ is this script's directory, first on sys.path
+from kit.http import Api
+from kit.podium import PodiumServer, PodiumWorker, find_bin_dir
+from kit.results import write_json
+from kit.stats import percentile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET_P50_MS = 50.0  # issue 11
 MARK = "podium-bench-start"
-
-
-def find_bin_dir(requested):
-    candidates = [requested] if requested else []
-    if os.environ.get("PODIUM_BIN_DIR"):
-        candidates.append(os.environ["PODIUM_BIN_DIR"])
-    for sub in ("build/release/bin", "build-bench/bin", "build/test/bin", "build/e2e-dev/bin"):
-        candidates.append(os.path.join(ROOT, sub))
-    for d in candidates:
-        if all(os.access(os.path.join(d, b), os.X_OK) for b in ("podium-server", "podium-worker")):
-            return os.path.abspath(d)
-    sys.exit("dispatch_latency: podium-server and podium-worker not found in any of: "
-             + ", ".join(candidates) + " (build them, or pass --bin-dir)")
-
-
-class Api:
-    def __init__(self, base, token):
-        self.base = base
-        self.token = token
-
-    def call(self, method, path, body=None, timeout=30):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method)
-        req.add_header("Authorization", "Bearer " + self.token)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                text = r.read().decode()
-                return r.status, (json.loads(text) if text else None)
-        except urllib.error.HTTPError as e:
-            text = e.read().decode(errors="replace")
-            try:
-                return e.code, json.loads(text)
-            except ValueError:
-                return e.code, text
-
-    def require(self, method, path, body=None, status=(200,)):
-        code, out = self.call(method, path, body)
-        if code not in status:
-            raise RuntimeError(f"{method} {path} -> {code}: {out}")
-        return out
-
-
-def wait_for_line(proc, log_path, pattern, timeout, what):
-    deadline = time.monotonic() + timeout
-    regex = re.compile(pattern)
-    while time.monotonic() < deadline:
-        with open(log_path, errors="replace") as f:
-            m = regex.search(f.read())
-        if m:
-            return m
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    with open(log_path, errors="replace") as f:
-        tail = "".join(f.readlines()[-30:])
-    sys.exit(f"dispatch_latency: {what} not ready (exit status {proc.poll()}); log tail:\n{tail}")
-
-
-def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PODIUM_")}
-    env.update(extra or {})
-    return env
-
-
-def percentile(sorted_values, p):
-    """Nearest-rank percentile of an ascending list."""
-    if not sorted_values:
-        return float("nan")
-    k = max(0, min(len(sorted_values) - 1, math.ceil(p / 100.0 * len(sorted_values)) - 1))
-    return sorted_values[k]
 
 
 def main():
@@ -122,37 +47,20 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
 
-    bin_dir = find_bin_dir(args.bin_dir)
+    bin_dir = find_bin_dir(args.bin_dir,
+                           build_dirs=("build/release/bin", "build-bench/bin", "build/test/bin",
+                                       "build/e2e-dev/bin"), who="dispatch_latency")
     tmp = tempfile.mkdtemp(prefix="podium-bench-dispatch-")
     os.chmod(tmp, 0o755)  # the embedded PostgreSQL runs as 'postgres' when we are root
-    port = free_port()
     token = "pdm_bench_" + os.urandom(16).hex()
-    base = f"http://127.0.0.1:{port}"
-    procs = []
-
-    def stop_all():
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+    server = PodiumServer(bin_dir, tmp, token, database_url=args.database_url,
+                          settings=["log.level=warn",
+                                    "workloads.output_dir=" + os.path.join(tmp, "outputs")])
+    worker = None
 
     try:
-        server_log = os.path.join(tmp, "server.log")
-        cmd = [os.path.join(bin_dir, "podium-server"), "--listen", f"127.0.0.1:{port}",
-               "--data-dir", os.path.join(tmp, "data"), "--admin-token", token,
-               "--set", "log.level=warn",
-               "--set", "workloads.output_dir=" + os.path.join(tmp, "outputs")]
-        if args.database_url:
-            cmd += ["--database-url", args.database_url]
-        with open(server_log, "w") as log:
-            procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, env=clean_env()))
-        wait_for_line(procs[0], server_log, r"podium-server listening on http://", 120,
-                      "podium-server")
+        server.start()
+        base = server.url
         api = Api(base, token)
 
         cluster = "bench-" + os.urandom(4).hex()
@@ -160,18 +68,8 @@ def main():
                     {"name": cluster, "accelerator": "cpu-1", "num_slices": 1}, status=(201,))
         wtoken = api.require("POST", f"/api/v1/clusters/{cluster}/worker-tokens",
                              status=(201,))["token"]
-        worker_log = os.path.join(tmp, "worker.log")
-        with open(worker_log, "w") as log:
-            procs.append(subprocess.Popen(
-                [os.path.join(bin_dir, "podium-worker"), "--server", base, "--token", wtoken,
-                 "--cluster", cluster, "--slice", "0", "--host", "0",
-                 "--workdir", os.path.join(tmp, "worker"), "--address", "127.0.0.1",
-                 # The agent's own account: a root agent must name one (engine/worker/run_as.h).
-                 "--run-as", pwd.getpwuid(os.getuid()).pw_name],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=clean_env()))
-        wait_for_line(procs[1], worker_log, r"podium-worker registered as \S+", 60,
-                      "podium-worker")
+        worker = PodiumWorker(bin_dir, base, wtoken, cluster, 0, 0, os.path.join(tmp, "worker"),
+                              name="worker").start()
 
         samples = []
         warmup = []
@@ -236,10 +134,7 @@ def main():
             "meets_target": percentile(s, 50) < TARGET_P50_MS,
             "samples_ms": samples,
         }
-        os.makedirs(os.path.dirname(args.output), exist_ok=True)
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
+        write_json(args.output, result)
         lat = result["latency_ms"]
         print(f"dispatch latency over {len(s)} runs: p50 {lat['p50']:.1f} ms, "
               f"p90 {lat['p90']:.1f} ms, max {lat['max']:.1f} ms "
@@ -251,15 +146,15 @@ def main():
         return 0 if result["meets_target"] else 1
     except Exception as e:  # report with the logs' tails
         print(f"dispatch_latency: {e}", file=sys.stderr)
-        for name in ("server.log", "worker.log"):
-            path = os.path.join(tmp, name)
-            if os.path.exists(path):
-                with open(path, errors="replace") as f:
-                    print(f"---- {name} (last 20 lines) ----\n" + "".join(f.readlines()[-20:]),
-                          file=sys.stderr)
+        for p in (server, worker):
+            if p is not None and p.proc is not None:
+                print(f"---- {p.proc.log_path} (last 20 lines) ----\n" + p.log_tail(20),
+                      file=sys.stderr)
         return 2
     finally:
-        stop_all()
+        for p in (worker, server):
+            if p is not None:
+                p.stop()
         if args.keep:
             print(f"kept {tmp}")
         else:

@@ -18,26 +18,30 @@ import datetime
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kit import ROOT  # noqa: E402
+from kit.http import Client  # noqa: E402
+from kit.podium import PodiumServer  # noqa: E402
+from kit.postgres import Psql, TestPostgres  # noqa: E402
+from kit.results import commit, scenario  # noqa: E402
 from limits_lib import fold, http_limits, ingest, quickstart, report, scale  # noqa: E402
+from limits_lib.common import log  # noqa: E402
 from peers import scenarios as peers  # noqa: E402
-from limits_lib.common import ROOT, Client, Psql, Server, log, scenario  # noqa: E402
 
 ALL = ["ingest_metrics", "ingest_logs", "api_get_run", "dispatch_latency", "agent_scale",
        "query_metrics", "summary_compare", "log_query", *peers.NAMES, "server_rss",
        "quickstart"]
 
 
-def pg(cmd, pg_dir):
-    env = dict(os.environ, PODIUM_TEST_PG_DIR=pg_dir)
-    return subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh"), cmd], env=env,
-                          capture_output=True, text=True, check=True).stdout.strip()
+def start_server(bin_dir, url, tmp, token, settings=()):
+    """A Release podium-server on loopback against the bench database, ready."""
+    return PodiumServer(bin_dir, tmp, token, database_url=url,
+                        settings=["log.level=warn", *settings]).start()
 
 
 def main():
@@ -89,15 +93,14 @@ def main():
     server = None
     # The admin token counts only on a database's first start: kept beside the kept database.
     token_file = os.path.join(pg_dir, "bench-admin-token")
+    postgres = TestPostgres(pg_dir)
     if args.fresh:
-        pg("stop", pg_dir)
+        postgres.run("stop")
         if os.path.exists(token_file):
             os.unlink(token_file)
     # Stopped at the end only when this run started it (another run may be using it).
-    was_running = subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh"), "status"],
-                                 env=dict(os.environ, PODIUM_TEST_PG_DIR=pg_dir),
-                                 capture_output=True).returncode == 0
-    url = pg("start", pg_dir)
+    was_running = postgres.running()
+    url = postgres.start()
     if not os.path.exists(token_file):
         with open(token_file, "w") as f:
             f.write("pdm_bench_" + os.urandom(16).hex())
@@ -110,9 +113,9 @@ def main():
         psql.run("ALTER SYSTEM SET shared_buffers = '2GB'")
         psql.run("ALTER SYSTEM SET maintenance_work_mem = '1GB'")
         psql.run("ALTER SYSTEM SET max_wal_size = '8GB'")
-        pg("restart", pg_dir)
+        postgres.run("restart")
     try:
-        server = Server(bin_dir, url, tmp, token)
+        server = start_server(bin_dir, url, tmp, token)
 
         def attempt(names, fn):
             names = [n for n in names if n in chosen]
@@ -150,7 +153,7 @@ def main():
         server.stop()
         server = None
         attempt(["server_rss"], lambda _: http_limits.server_rss(
-            lambda settings: Server(bin_dir, url, tmp, token, settings)))
+            lambda settings: start_server(bin_dir, url, tmp, token, settings)))
         attempt(["dispatch_latency"], lambda _: fold.dispatch_latency(
             bin_dir, args.dispatch_runs, "dispatch_latency" in args.reuse_results))
         attempt(["agent_scale"], lambda _: fold.agent_scale(
@@ -161,13 +164,12 @@ def main():
             server.stop()
         # Stopped, its data kept for the next run's query scenarios.
         if not was_running:
-            subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh"), "pause"],
-                           env=dict(os.environ, PODIUM_TEST_PG_DIR=pg_dir), capture_output=True)
+            postgres.run("pause", check=False)
         shutil.rmtree(tmp, ignore_errors=True)
 
     for name, err in failures.items():
         rows.append(scenario(name, None, "", "", False, error=err))
-    stamp = {"commit": report.commit(),
+    stamp = {"commit": commit(),
              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     for r in rows:
         r.setdefault("measured", stamp)

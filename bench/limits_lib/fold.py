@@ -7,7 +7,10 @@ import os
 import subprocess
 import sys
 
-from .common import ROOT, log, scenario
+from kit import ROOT
+from kit.results import scenario
+
+from .common import log
 
 
 def _script(name, args, output, timeout, reuse=False):

@@ -10,7 +10,11 @@ import socket
 import subprocess
 import time
 
-from .common import Client, free_port, log, require_tool, scenario
+from kit.http import Client
+from kit.procs import Process, free_port
+from kit.results import scenario
+
+from .common import log, require_tool
 
 TARGET_RATIO = 0.5
 TARGET_P99_MS = 10.0
@@ -73,26 +77,19 @@ class Nginx:
         with open(conf, "w") as f:
             # As many workers as cores: what nginx's own default 'auto' gives.
             f.write(NGINX_CONF.format(workers=os.cpu_count(), prefix=self.prefix, port=self.port))
-        self.proc = subprocess.Popen([exe, "-p", self.prefix, "-c", conf],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        self.proc = Process("nginx", [exe, "-p", self.prefix, "-c", conf],
+                            os.path.join(self.prefix, "nginx.out"), env=dict(os.environ)).start()
+
+        def accepting():
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
+                return True
             except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("nginx did not start")
+                return False
+        self.proc.wait_until(accepting, 20, "accepting connections")
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.proc.stop(grace=20)
 
 
 def some_run(server):

@@ -13,7 +13,10 @@ import subprocess
 import threading
 import time
 
-from .common import Client, log, scenario
+from kit.http import Client
+from kit.results import scenario
+
+from .common import log
 
 TARGET_RATIO = 0.5
 LINES_PER_BATCH = 500

@@ -3,12 +3,15 @@ with the system packages already installed, until GET /readyz answers. The clone
 directory, so this is the first build a new user waits for."""
 
 import os
-import signal
 import subprocess
 import time
 import urllib.request
 
-from .common import ROOT, free_port, log, scenario
+from kit import ROOT
+from kit.procs import Process, free_port
+from kit.results import scenario
+
+from .common import log
 
 TARGET_S = 240.0
 LIMIT_S = 1800  # a bound on the wait, not the target
@@ -24,15 +27,14 @@ def quickstart(tmp):
                PODIUM_DATA_DIR=os.path.join(tmp, "quickstart-var"))
     env = {k: v for k, v in env.items() if not k.startswith("PODIUM_") or k in
            ("PODIUM_LISTEN", "PODIUM_DATA_DIR")}
-    out = open(os.path.join(tmp, "quickstart.log"), "w")
-    log(f"quickstart: ./scripts/run.sh in {clone} (log {out.name})")
+    proc = Process("quickstart", ["./scripts/run.sh"], os.path.join(tmp, "quickstart.log"),
+                   env=env, new_session=True, cwd=clone)
+    log(f"quickstart: ./scripts/run.sh in {clone} (log {proc.log_path})")
     t0 = time.monotonic()
-    proc = subprocess.Popen(["./scripts/run.sh"], cwd=clone, env=env, stdout=out,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc.start()
     ready = None
     try:
-        while time.monotonic() - t0 < LIMIT_S and proc.poll() is None:
+        while time.monotonic() - t0 < LIMIT_S and proc.running():
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
                     if r.status == 200:
@@ -42,17 +44,9 @@ def quickstart(tmp):
                 pass
             time.sleep(1)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        out.close()
+        proc.stop(grace=60)
     if ready is None:
-        with open(out.name, errors="replace") as f:
-            tail = "".join(f.readlines()[-15:])
-        raise RuntimeError(f"quickstart: no /readyz within {LIMIT_S} s; log tail:\n{tail}")
+        raise RuntimeError(f"quickstart: no /readyz within {LIMIT_S} s; log tail:\n"
+                           f"{proc.log_tail(15)}")
     log(f"quickstart: /readyz after {ready:.0f} s")
     return [scenario("quickstart", ready, "s", f"< {TARGET_S:.0f} s", ready < TARGET_S)]

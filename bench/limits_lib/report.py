@@ -1,45 +1,15 @@
 """latest.json and the Markdown table of docs/benchmarks.md (between two marker comments, so the
 rest of the page is prose kept by hand)."""
 
-import json
-import os
-import platform
-import subprocess
-
-from .common import ROOT
+from kit.results import commit, machine, write_json as write_doc
 
 BEGIN = "<!-- limits:begin (bench/limits.py rewrites this table) -->"
 END = "<!-- limits:end -->"
 
 
-def machine():
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f
-                          if line.startswith("model name")), "")
-    except OSError:
-        pass
-    with open("/proc/meminfo") as f:
-        mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
-    return {"cpus": os.cpu_count(), "cpu_model": model, "memory_gib": round(mem_kb / 2**20, 1),
-            "kernel": platform.release(), "loadavg_at_end": [round(x, 2) for x in
-                                                             os.getloadavg()]}
-
-
-def commit():
-    out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return out + ("+dirty" if dirty else "")
-
-
 def write_json(path, scenarios, extra):
     doc = {"commit": commit(), "machine": machine(), "scenarios": scenarios, **extra}
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
+    write_doc(path, doc)
     return doc
 
 

@@ -20,7 +20,10 @@ import subprocess
 import threading
 import time
 
-from .common import log, percentile, scenario
+from kit.results import scenario
+from kit.stats import percentile
+
+from .common import log
 
 RUNS = 1000
 STEPS = 10_000

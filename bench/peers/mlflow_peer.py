@@ -3,15 +3,13 @@ backend store: a database of its own (mlflow_bench) in the bench's PostgreSQL cl
 both products write to the same PostgreSQL. Its REST API is driven with the standard library,
 as Podium's is, with request bodies encoded before any clock starts."""
 
-import http.client
-import json
 import os
-import signal
 import subprocess
 import time
-import urllib.parse
 
-from limits_lib.common import clean_env, free_port, log
+from kit.http import Client
+from kit.procs import Process, free_port
+from limits_lib.common import log
 
 DATABASE = "mlflow_bench"
 # What MLflow's own client sends per log-batch request: MlflowClient.log_batch splits metrics
@@ -44,28 +42,25 @@ class MlflowServer:
                "--uvicorn-opts", "--timeout-worker-healthcheck 120"]
         log(f"mlflow: starting the tracking server on 127.0.0.1:{self.port} ({workers} workers, "
             f"backend {self.store_uri})")
-        with open(self.log_path, "w") as out:
-            # Its own process group: the server's workers are stopped with it.
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=clean_env(),
-                                         start_new_session=True)
-        # The first start creates the schema (alembic migrations): allow for it.
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
+        # Its own process group: the server's workers are stopped with it.
+        self.proc = Process("mlflow server", cmd, self.log_path, new_session=True).start()
+        probe = Rest(self.port, timeout=2)
+
+        def healthy():
             try:
-                if Rest(self.port, timeout=2).call("GET", "/health")[0] == 200:
-                    self.version = Rest(self.port).call("GET", "/version")[1]
-                    log(f"mlflow: server {self.version} ready")
-                    return
+                return probe.call("GET", "/health")[0] == 200
             except OSError:
-                pass
-            time.sleep(0.5)
-        self.stop()
-        with open(self.log_path, errors="replace") as f:
-            tail = "".join(f.readlines()[-30:])
-        raise RuntimeError(f"mlflow server not ready; log tail:\n{tail}")
+                return False
+            finally:
+                probe.close()
+        # The first start creates the schema (alembic migrations): allow for it.
+        try:
+            self.proc.wait_until(healthy, 300, "ready (GET /health 200)")
+        except RuntimeError:
+            self.stop()
+            raise
+        self.version = Rest(self.port).call("GET", "/version")[1]
+        log(f"mlflow: server {self.version} ready")
 
     def pids(self):
         """The server's processes (the CLI, uvicorn's workers) for CPU accounting."""
@@ -74,52 +69,18 @@ class MlflowServer:
         return [int(p) for p in out]
 
     def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        self.proc.stop(grace=30)
 
 
-class Rest:
+class Rest(Client):
     """One keep-alive HTTP/1.1 connection to the MLflow server (no authentication: MLflow's
     tracking server has none by default)."""
 
     def __init__(self, port, timeout=120):
-        self.port = port
-        self.timeout = timeout
-        self.conn = None
-
-    def call(self, method, path, body=None, raw=None, query=None):
-        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        if query:
-            path += "?" + urllib.parse.urlencode(query)
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        for attempt in (1, 2):
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port,
-                                                       timeout=self.timeout)
-            try:
-                self.conn.request(method, path, body=data, headers=headers)
-                r = self.conn.getresponse()
-                text = r.read()
-                break
-            except (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine):
-                self.conn.close()
-                self.conn = None
-                if attempt == 2:
-                    raise
-        if "json" in r.getheader("Content-Type", "") and text:
-            return r.status, json.loads(text)
-        return r.status, text.decode(errors="replace")
+        super().__init__(port, token=None, timeout=timeout, who="mlflow")
 
     def require(self, method, path, body=None, raw=None, query=None):
-        code, out = self.call(method, path, body, raw=raw, query=query)
-        if code != 200:
-            raise RuntimeError(f"mlflow {method} {path} -> {code}: {str(out)[:500]}")
-        return out
+        return super().require(method, path, body, status=(200,), raw=raw, query=query)
 
     def experiment(self, name):
         """The id of experiment `name`, created when missing."""
@@ -134,8 +95,3 @@ class Rest:
         return self.require("POST", "/api/2.0/mlflow/runs/create",
                             {"experiment_id": experiment_id, "run_name": name,
                              "start_time": int(time.time() * 1000)})["run"]["info"]["run_id"]
-
-    def close(self):
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None

@@ -6,7 +6,8 @@ import random
 import threading
 import time
 
-from limits_lib.common import log, percentile
+from kit.stats import percentile
+from limits_lib.common import log
 from limits_lib.ingest import Agents, upload
 from limits_lib.scale import _template
 

@@ -21,7 +21,10 @@ import random
 import subprocess
 import time
 
-from limits_lib.common import Client, log, percentile, scenario
+from kit.http import Client
+from kit.results import scenario
+from kit.stats import percentile
+from limits_lib.common import log
 
 from . import mlflow_seed, podium_side, venv, workload
 from .mlflow_peer import METRICS_PER_BATCH, MlflowServer, Rest
@@ -193,7 +196,7 @@ def run(server, psql, tmp, venv_dir, names, clients=32, steps=10_000, samples=50
         peer_seconds=60):
     """Rows for the chosen `names` of NAMES. The Podium figures each peer row holds come from
     the same invocation; each peer's failure fails only its own rows."""
-    from limits_lib.common import Psql
+    from kit.postgres import Psql
     rows, failures = [], {}
     python = venv.ensure(venv_dir)
     api = Client(server.port, server.token)

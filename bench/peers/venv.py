@@ -9,7 +9,8 @@ import shutil
 import subprocess
 import sys
 
-from limits_lib.common import ROOT, log
+from kit import ROOT
+from limits_lib.common import log
 
 REQUIREMENTS = os.path.join(ROOT, "requirements", "bench.txt")
 

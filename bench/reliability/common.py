@@ -1,32 +1,33 @@
-"""Shared parts of the reliability scenarios: processes that are always stopped, a private
-PostgreSQL, podium-server and podium-worker processes, a small HTTP client, and the token grep.
+"""Shared parts of the reliability scenarios: a private PostgreSQL, podium-server and
+podium-worker processes (the bench kit's, bench/kit), processes that are always stopped, and the
+token grep.
 
-Standard library only. Every process a scenario starts is registered in PROCESSES and ended at
-exit (atexit and SIGTERM/SIGINT), including the rank processes the agents started, which are
-found by the SOAK_TAG variable in their environment (agents pass their environment on).
+Standard library only. Every process a scenario starts is stopped at exit (atexit and
+SIGTERM/SIGINT), including the rank processes the agents started, which are found by the
+SOAK_TAG variable in their environment (agents pass their environment on).
 """
 
 import atexit
 import calendar
-import http.client
 import json
-import math
 import os
-import pwd
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.parse
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from kit import ROOT  # noqa: E402
+from kit.http import call  # noqa: E402
+from kit.podium import PodiumServer, PodiumWorker  # noqa: E402
+from kit.postgres import TestPostgres  # noqa: E402
+from kit.procs import kill_started  # noqa: E402
+
 BIN = os.environ.get("PODIUM_BIN_DIR", os.path.join(ROOT, "build", "rel", "bin"))
 PG_BIN = os.environ.get("PODIUM_PG_BIN_DIR", "/usr/lib/postgresql/15/bin")
 TAG = "rel-%d-%s" % (os.getpid(), os.urandom(4).hex())
 
-PROCESSES = []  # every Proc started, for the exit handler
 CLEANUPS = []  # callables run at exit (PostgreSQL clusters)
 
 
@@ -61,62 +62,6 @@ def wait_until(pred, seconds, every=0.1):
 # ---- processes ----
 
 
-class Proc:
-    """One child process with its output in a log file; never outlives the harness."""
-
-    def __init__(self, name, argv, env, log_path, cwd=None):
-        self.name, self.argv, self.env, self.log_path, self.cwd = name, argv, env, log_path, cwd
-        self.popen = None
-
-    def start(self):
-        full = dict(os.environ)
-        full.update(self.env)
-        log = open(self.log_path, "ab")
-        # Own session: a signal meant for the harness's terminal does not reach it first, and
-        # the harness decides how it ends.
-        self.popen = subprocess.Popen(self.argv, env=full, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, cwd=self.cwd,
-                                      start_new_session=True)
-        log.close()
-        if self not in PROCESSES:
-            PROCESSES.append(self)
-        return self
-
-    @property
-    def pid(self):
-        return self.popen.pid if self.popen else None
-
-    def running(self):
-        return self.popen is not None and self.popen.poll() is None
-
-    def kill(self):
-        """SIGKILL; returns the exit status (negative signal number)."""
-        if not self.running():
-            return self.popen.returncode if self.popen else None
-        self.popen.send_signal(signal.SIGKILL)
-        return self.popen.wait(timeout=30)
-
-    def terminate(self, grace=30):
-        if not self.running():
-            return self.popen.returncode if self.popen else None
-        self.popen.send_signal(signal.SIGTERM)
-        try:
-            return self.popen.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            say("%s did not exit %d s after SIGTERM: SIGKILL" % (self.name, grace))
-            return self.kill()
-
-    def log_text(self):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def log_tail(self, n=30):
-        return "\n".join(self.log_text().splitlines()[-n:])
-
-
 def tagged_processes(tag=TAG):
     """Pids whose environment has SOAK_TAG=tag (agents and every rank they started)."""
     want = ("SOAK_TAG=" + tag).encode()
@@ -142,12 +87,7 @@ def kill_group_and_pid(pid):
 
 
 def stop_everything():
-    for p in reversed(PROCESSES):
-        try:
-            if p.running():
-                p.kill()
-        except Exception:  # noqa: BLE001 - best effort at exit
-            pass
+    kill_started()
     for pid in tagged_processes():
         kill_group_and_pid(pid)
     while CLEANUPS:
@@ -169,17 +109,6 @@ def install_exit_handlers():
     signal.signal(signal.SIGINT, _on_signal)
 
 
-def rss_mb(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return 0.0
-
-
 def open_fds(pid):
     try:
         return len(os.listdir("/proc/%d/fd" % pid))
@@ -187,45 +116,11 @@ def open_fds(pid):
         return 0
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def random_token(prefix="pdm_"):
     return prefix + os.urandom(24).hex()
 
 
-# ---- HTTP ----
-
-
-def call(base, method, path, body=None, token=None, timeout=10, headers=None):
-    """(status, parsed JSON or None, raw bytes, headers dict); status 0 when no answer."""
-    u = urllib.parse.urlsplit(base)
-    c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
-    h = dict(headers or {})
-    if token:
-        h["Authorization"] = "Bearer " + token
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        h["Content-Type"] = "application/json"
-    try:
-        c.request(method, path, body=data, headers=h)
-        r = c.getresponse()
-        raw = r.read()
-        try:
-            j = json.loads(raw) if raw else None
-        except ValueError:
-            j = None
-        return r.status, j, raw, {k.lower(): v for k, v in r.getheaders()}
-    except (OSError, http.client.HTTPException) as e:
-        return 0, None, str(e).encode(), {}
-    finally:
-        c.close()
+# ---- HTTP (kit.http.call answers) ----
 
 
 def require(result, status, what):
@@ -238,25 +133,12 @@ def require(result, status, what):
 # ---- PostgreSQL ----
 
 
-class Postgres:
-    """A private cluster through scripts/test-postgres.sh, in a directory of this harness."""
-
-    def __init__(self, directory):
-        self.dir = directory
-        self.env = {"PODIUM_TEST_PG_DIR": directory}
-        self.url = None
-
-    def _script(self, *args):
-        env = dict(os.environ)
-        env.update(self.env)
-        r = subprocess.run([os.path.join(ROOT, "scripts", "test-postgres.sh")] + list(args),
-                           env=env, capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError("test-postgres.sh %s failed: %s" % (" ".join(args), r.stderr))
-        return r.stdout.strip()
+class Postgres(TestPostgres):
+    """A private cluster through scripts/test-postgres.sh, in a directory of this harness,
+    destroyed at exit."""
 
     def start(self):
-        self.url = self._script("start")
+        super().start()
         CLEANUPS.append(self.destroy)
         # test-postgres.sh trades durability for speed (synchronous_commit off): a commit is
         # acknowledged before its WAL is written, so crashing the database (stop_immediate)
@@ -267,16 +149,13 @@ class Postgres:
         self.psql("postgres", "SELECT pg_reload_conf()")
         return self.url
 
-    def server_url(self, database):
-        return self.url.rsplit("/", 1)[0] + "/" + database
-
     def create_database(self, name):
         self.psql("postgres", "CREATE DATABASE %s" % name)
-        return self.server_url(name)
+        return self.database_url(name)
 
     def psql(self, database, sql, timeout=120):
         r = subprocess.run(["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1",
-                            self.server_url(database), "-c", sql],
+                            self.database_url(database), "-c", sql],
                            capture_output=True, text=True, timeout=timeout)
         if r.returncode != 0:
             raise RuntimeError("psql failed: %s\n%s" % (sql[:200], r.stderr))
@@ -300,11 +179,11 @@ class Postgres:
         subprocess.run(argv, capture_output=True, timeout=60, cwd="/")
 
     def resume(self):
-        return self._script("resume")
+        return self.run("resume")
 
     def destroy(self):
         try:
-            self._script("stop")
+            self.run("stop")
         except Exception as e:  # noqa: BLE001
             say("stopping PostgreSQL in", self.dir, "failed:", e)
 
@@ -318,101 +197,44 @@ class Postgres:
 # ---- Podium processes ----
 
 
-class Server:
-    """podium-server on a fixed port (agents keep their --server URL across restarts)."""
+class Server(PodiumServer):
+    """podium-server on a fixed port (agents keep their --server URL across restarts), tagged,
+    in a session of its own."""
 
     def __init__(self, workdir, database_url, admin_token, settings=(), port=None, env=None):
-        self.workdir = workdir
-        self.database_url = database_url
+        super().__init__(BIN, workdir, admin_token, database_url=database_url, settings=settings,
+                         port=port, env=dict(os.environ, SOAK_TAG=TAG, **(env or {})),
+                         new_session=True)
         self.admin_token = admin_token
-        self.settings = list(settings)
-        self.port = port or free_port()
-        self.url = "http://127.0.0.1:%d" % self.port
-        self.extra_env = dict(env or {})
-        self.generation = 0
-        self.proc = None
-        self.logs = []
-        os.makedirs(workdir, exist_ok=True)
 
     def start(self, ready_seconds=90):
-        self.generation += 1
-        argv = [os.path.join(BIN, "podium-server"), "--listen", "127.0.0.1:%d" % self.port,
-                "--database-url", self.database_url, "--data-dir",
-                os.path.join(self.workdir, "data")]
-        for s in self.settings:
-            argv += ["--set", s]
-        log = os.path.join(self.workdir, "server-%d.log" % self.generation)
-        self.logs.append(log)
-        env = {"PODIUM_ADMIN_TOKEN": self.admin_token, "SOAK_TAG": TAG}
-        env.update(self.extra_env)
-        self.proc = Proc("server", argv, env, log).start()
-        d = Deadline(ready_seconds)
-        while not d.passed():
-            if "podium-server listening on" in self.proc.log_text():
-                return self
-            if not self.proc.running():
-                raise RuntimeError("podium-server exited (%s) before it was ready:\n%s" %
-                                   (self.proc.popen.returncode, self.proc.log_tail(40)))
-            time.sleep(0.02)
-        self.proc.kill()
-        raise RuntimeError("podium-server not ready within %d s:\n%s" %
-                           (ready_seconds, self.proc.log_tail(40)))
-
-    def kill(self):
-        return self.proc.kill()
+        return super().start(ready_seconds)
 
     def terminate(self):
-        return self.proc.terminate(grace=40)
+        return self.stop(grace=40)
 
     def api(self, method, path, body=None, token=None, timeout=10):
         return call(self.url, method, path, body, token or self.admin_token, timeout)
 
 
-_HELP = {}
-
-
-def worker_supports(flag):
-    if "text" not in _HELP:
-        r = subprocess.run([os.path.join(BIN, "podium-worker"), "--help"], capture_output=True,
-                           text=True, timeout=30)
-        _HELP["text"] = r.stdout + r.stderr
-    return flag in _HELP["text"]
-
-
-class Agent:
+class Agent(PodiumWorker):
     """podium-worker for one (slice, host), its token in the environment (never in argv)."""
 
     def __init__(self, workdir, server_url, token, cluster, slice_, host, env=None):
-        self.workdir, self.server_url, self.token = workdir, server_url, token
-        self.cluster, self.slice, self.host = cluster, slice_, host
-        self.name = "agent-s%dh%d" % (slice_, host)
-        self.env = dict(env or {})
-        self.generation = 0
-        self.proc = None
-        self.logs = []
-        os.makedirs(workdir, exist_ok=True)
-
-    def start(self):
-        self.generation += 1
         # At nice 10, and so are the ranks it starts: on a real cluster agents and training run
         # on other machines than the server; here they share two cores with it, and the figures
         # measured are the server's (its answers while the database is down, /healthz under
         # attack), not how it fares against four training processes for the same CPU.
-        argv = ["nice", "-n", "10",
-                os.path.join(BIN, "podium-worker"), "--server", self.server_url, "--cluster",
-                self.cluster, "--slice", str(self.slice), "--host", str(self.host), "--workdir",
-                self.workdir, "--address", "127.0.0.1", "--metadata-url", "none"]
-        # A root agent must be told whom its ranks run as: this harness's own account.
-        if os.geteuid() == 0 and worker_supports("--run-as"):
-            argv += ["--run-as", pwd.getpwuid(os.geteuid()).pw_name]
-        env = {"PODIUM_TOKEN": self.token, "SOAK_TAG": TAG, "OMP_NUM_THREADS": "1",
-               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
-        env.update(self.env)
-        log = os.path.join(self.workdir, "..", "%s-%d.log" % (self.name, self.generation))
-        log = os.path.normpath(log)
-        self.logs.append(log)
-        self.proc = Proc(self.name, argv, env, log).start()
-        return self
+        super().__init__(BIN, server_url, token, cluster, slice_, host, workdir,
+                         extra_args=["--metadata-url", "none"],
+                         env=dict({"SOAK_TAG": TAG, "OMP_NUM_THREADS": "1",
+                                   "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"},
+                                  **(env or {})),
+                         prefix=["nice", "-n", "10"], inherit_env=True, new_session=True)
+
+    def start(self):
+        """Started; the scenario waits for the hosts to be healthy (not for the log line)."""
+        return self.spawn()
 
     def rank_pids(self):
         """Rank processes of this agent: tagged processes whose parent chain leads here."""
@@ -526,20 +348,6 @@ def epoch_of(rfc3339):
         return t + (float("0." + frac) if frac else 0.0)
     except ValueError:
         return None
-
-
-def percentile(values, p):
-    if not values:
-        return None
-    # Nearest rank: the smallest value with at least p% of the values at or below it.
-    v = sorted(values)
-    k = max(0, min(len(v) - 1, math.ceil(p / 100.0 * len(v)) - 1))
-    return v[k]
-
-
-def git_commit():
-    r = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
-    return r.stdout.strip()
 
 
 STEP_RE = re.compile(r"^completed step: (\d+), ")

@@ -19,6 +19,9 @@ import time
 import common as c
 import soak as soak_mod
 from common import say
+from kit.http import call
+from kit.procs import rss_mb
+from kit.stats import percentile
 
 READ_TIMEOUT = 5
 IDLE_TIMEOUT = 10
@@ -257,7 +260,7 @@ class Probe(threading.Thread):
     def run(self):
         while not self.stop.is_set():
             t0 = time.monotonic()
-            st = c.call(self.url, "GET", "/healthz", timeout=5)[0]
+            st = call(self.url, "GET", "/healthz", timeout=5)[0]
             ms = (time.monotonic() - t0) * 1000
             if st == 200:
                 self.lat.append(ms)
@@ -276,7 +279,7 @@ class RssSampler(threading.Thread):
 
     def run(self):
         while not self.stop.is_set():
-            self.max_mb = max(self.max_mb, c.rss_mb(self.pid))
+            self.max_mb = max(self.max_mb, rss_mb(self.pid, gone=0.0))
             self.fds_max = max(self.fds_max, c.open_fds(self.pid))
             time.sleep(0.25)
 
@@ -318,7 +321,7 @@ def run(args, work):
                  .get("state") == "running", 120, 0.5)
     time.sleep(10)
     server_pid = h.server.proc.pid
-    rss_before = c.rss_mb(server_pid)
+    rss_before = rss_mb(server_pid, gone=0.0)
     sampler = RssSampler(server_pid)
     sampler.start()
     probe = Probe(h.server.url)
@@ -361,7 +364,7 @@ def run(args, work):
     if closed_followers != len(followers):
         problems.append("%d of %d SSE followers that never read were still open after %d s" %
                         (len(followers) - closed_followers, len(followers), args.hostile_seconds))
-    p99 = c.percentile(during, 99)
+    p99 = percentile(during, 99, empty=None)
     if p99 is None or p99 >= 50:
         problems.append("GET /healthz p99 %s ms under attack (target < 50)" % p99)
     if probe.failed:
@@ -395,11 +398,11 @@ def run(args, work):
     summary = {"healthz_p99_ms": round(p99, 1) if p99 is not None else None,
                "max_rss_mb": round(sampler.max_mb, 1),
                # Beside the schema's figures: /healthz as the server timed it.
-               "server_healthz_p99_ms": c.percentile(server_side, 99)}
+               "server_healthz_p99_ms": percentile(server_side, 99, empty=None)}
     details = dict(summary)
     details.update({"healthz_calls_under_attack": len(during),
                     "server_side_healthz_max_ms": max(server_side) if server_side else None,
-                    "healthz_p50_ms": round(c.percentile(during, 50) or -1, 1),
+                    "healthz_p50_ms": round(percentile(during, 50, empty=None) or -1, 1),
                     "healthz_max_ms": round(max(during or [-1]), 1),
                     "healthz_failed": probe.failed, "rss_mb_before": round(rss_before, 1),
                     "max_open_files": sampler.fds_max, "open_files_after": fds_after,

@@ -17,6 +17,8 @@ import time
 import common as c
 import soak as soak_mod
 from common import say
+from kit.http import call
+from kit.stats import percentile
 
 
 class Load:
@@ -56,7 +58,7 @@ class Load:
     def ready_poller(self):
         while not self.stop.is_set():
             t0 = time.monotonic()
-            st = c.call(self.server.url, "GET", "/readyz", timeout=10)[0]
+            st = call(self.server.url, "GET", "/readyz", timeout=10)[0]
             self.record(t0, st, "readyz")
             time.sleep(0.1)
 
@@ -117,7 +119,7 @@ def run(args, work):
         t_rec = None
         while not d.passed():
             ok_api = o.server.api("GET", "/api/v1/runs?limit=1", timeout=5)[0] == 200
-            ok_ready = c.call(o.server.url, "GET", "/readyz", timeout=5)[0] == 200
+            ok_ready = call(o.server.url, "GET", "/readyz", timeout=5)[0] == 200
             if ok_api and ok_ready:
                 t_rec = time.monotonic()
                 break
@@ -154,8 +156,8 @@ def run(args, work):
         max_backends = max(max_backends, backends)
         say("outage %d: %d answers while down, p99 %.1f ms, max %.1f ms; recovered %.2f s after "
             "the database; %d server connections, %d open files" %
-            (i + 1, len(down), c.percentile(lat, 99) or -1, max(lat or [-1]), rec, backends,
-             c.open_fds(server_pid)))
+            (i + 1, len(down), percentile(lat, 99, empty=None) or -1, max(lat or [-1]), rec,
+             backends, c.open_fds(server_pid)))
         # Load continues between outages: the system must be busy, not idle, when it drops.
         time.sleep(rng.uniform(3, 8))
     load.finish()
@@ -176,10 +178,10 @@ def run(args, work):
     leaks = c.find_secrets(o.secrets, logs)
     o.server.terminate()
     problems = o.failures + problems + check_problems + leaks
-    p99 = c.percentile(down_latencies, 99)
+    p99 = percentile(down_latencies, 99, empty=None)
     server_side = c.access_log_ms(o.server.logs, ("/api/v1/runs", "/api/v1/datasets"), 503,
                                   walls)
-    server_p99 = c.percentile(server_side, 99)
+    server_p99 = percentile(server_side, 99, empty=None)
     summary = {
         "cycles": cycles,
         "p99_ms_while_down": round(p99, 1) if p99 is not None else None,

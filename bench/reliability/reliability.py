@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import common as c  # noqa: E402
 from common import say  # noqa: E402
+from kit.results import commit  # noqa: E402
 
 RESULTS = os.path.join(c.ROOT, "bench", "results", "reliability.json")
 
@@ -182,7 +183,7 @@ def main():
     if a.output and os.path.exists(a.output):
         with open(a.output) as f:
             previous = json.load(f)
-    result = {"commit": c.git_commit()}
+    result = {"commit": commit(short=False)}
     details = {"seed": a.seed, "mode": "ci" if a.ci else "full", "started": time.time()}
     problems = []
     scenarios = {"soak": ("crash_soak", "soak"), "outage": ("outage", "outage"),

@@ -189,7 +189,7 @@ class Soak:
 
     def stop_agents(self):
         for key, a in self.agents.items():
-            st = a.proc.terminate(grace=60)
+            st = a.stop(grace=60)
             self.generations[key][-1][1] = time.time()
             if st != 0:
                 self.failures.append("%s exited %s on SIGTERM" % (a.name, st))
