@@ -99,7 +99,6 @@ def grid(subset: str = "full") -> list[dict]:
     add("v5e-8", "dense-tiny", 1, 512, "full")
     add("tpu7x-8", "moe-tiny", 2, 512, "minimal")
     add("v6e-8", "moe-tiny", 16, 8192, "full")
-    add("v6e-8", "moe-tiny", 16, 8192, "full")
     for accelerator, batches in (("v5e-8", (4, 16, 32)), ("v6e-8", (8, 32)),
                                  ("v5p-8", (32, 128)), ("tpu7x-8", (32, 128))):
         for pdb in batches:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs both fidelity checks and writes bench/results/fidelity.json and a Markdown table
-(bench/results/fidelity.md, pasted into docs/planner.md). Called by bench/fidelity/run.sh.
+(bench/results/fidelity.md, and in docs/planner.md between its fidelity table markers). Called by
+bench/fidelity/run.sh.
 
 fidelity.json: {"commit", "versions", "seconds", "mesh": {"cases", "agree", "disagree": [...]},
                 "hbm": {"cases", "verdict_agree", "median_ratio", "worst_ratio", ...,
@@ -36,6 +37,8 @@ def main() -> int:
                         help="keep the mesh section of the existing output (and the commit it was "
                              "computed at) instead of asking JAX the whole corpus again")
     parser.add_argument("--out", default=str(ROOT / "bench/results/fidelity.json"))
+    parser.add_argument("--docs", default=str(ROOT / "docs/planner.md"),
+                        help="document whose fidelity table is replaced ('' leaves it)")
     args = parser.parse_args()
 
     started = time.time()
@@ -96,8 +99,23 @@ def main() -> int:
               f"{h['ratio_cases']} cases with a whole-program figure; {h['uncertain']} "
               f"uncertain). Regenerated in {result['seconds']:.0f} s."]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    if args.docs:
+        replace_between_markers(pathlib.Path(args.docs), "\n".join(lines))
     print("\n".join(lines))
     return 0
+
+
+BEGIN = "<!-- fidelity table: bench/fidelity/run.sh writes from here -->"
+END = "<!-- fidelity table: to here -->"
+
+
+def replace_between_markers(path: pathlib.Path, table: str) -> None:
+    """The table in docs/planner.md, between its two marker comments, replaced by this run's."""
+    text = path.read_text()
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{path}: the fidelity table markers are missing ({BEGIN!r} ... {END!r})")
+    path.write_text(text[:start + len(BEGIN)] + "\n" + table + "\n" + text[end:])
 
 
 if __name__ == "__main__":

@@ -34,16 +34,14 @@ def mesh_subset() -> list[dict]:
 # Disagreements found and not fixed yet, each with the verdict pair seen (compiler, Podium) and
 # why (docs/planner.md, "Known disagreements"). The entry keeps the suite honest both ways: the
 # case fails if either side's verdict changes, so a fix has to remove it from here.
-KNOWN_DISAGREEMENTS: dict[str, tuple[tuple[str, str], str]] = {
-    "v6e-8/moe-tiny/b16s8192/full": (
-        ("fits", "does_not_fit"),
-        "MoE at 16 x 8192 with full remat: the compiler needs 14.43 GiB of 31.25, Podium estimates "
-        "49.19 GiB (44.27-59.02); its MoE activations (dispatch/combine at expert capacity) count "
-        "3.4x what XLA keeps under full remat (first compiled by CI, 2026-11-27)"),
-}
+KNOWN_DISAGREEMENTS: dict[str, tuple[tuple[str, str], str]] = {}
 # (Resolved: v5e-8/dense-tiny/b16s8192/full, compiler does_not_fit against Podium uncertain. The
 # estimate counted the float32 logits alone; the compiler keeps their bfloat16 original too,
 # 23.44 of its 23.48 GiB. Podium now estimates does_not_fit.)
+# (Resolved: v6e-8/moe-tiny/b16s8192/full, compiler fits at 14.43 GiB of 31.25 against Podium
+# does_not_fit at 49.19. The estimate counted the one-hot slots [S, k, X, C] beside the dispatch
+# and combine masks, twice; XLA fuses the slots away and keeps one layer's masks once. Podium now
+# estimates fits, about 16.4 GiB.)
 
 
 def main() -> int:

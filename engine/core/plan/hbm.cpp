@@ -41,7 +41,31 @@ struct LayerTensors {
   std::map<std::string, double> dims;
 };
 
-LayerTensors layer_tensors(const ModelSpec& m, bool full_attention, bool moe_layer) {
+// How one MoE layer routes a token (MaxText moe.py): the dispatched copies of each token the
+// experts see, and, on the capacity path (capacity_factor > 0, dense_matmul), the expert
+// capacity per sequence C = int(S k / X cf), whose dispatch and combine masks [S, X, C] grow with
+// the sequence. Dropless routing (sparse_matmul) sends every token to its k experts.
+struct MoeRouting {
+  bool capacity = false;
+  double slots = 0;   // C, per sequence (capacity path)
+  double copies = 0;  // dispatched copies per token: k cf (capacity) or k (dropless)
+};
+
+MoeRouting moe_routing(const ModelSpec& m, double capacity_factor, double sequence) {
+  MoeRouting r;
+  const double k = m.num_experts_per_tok;
+  if (capacity_factor > 0) {
+    r.capacity = true;
+    r.slots = std::max(1.0, std::floor(sequence * k / m.num_experts * capacity_factor));
+    r.copies = k * capacity_factor;
+  } else {
+    r.copies = k;
+  }
+  return r;
+}
+
+LayerTensors layer_tensors(const ModelSpec& m, bool full_attention, bool moe_layer,
+                           const MoeRouting& routing) {
   LayerTensors t;
   const double e = m.emb_dim;
   t.dims["decoder_layer_input"] = e;  // the scan carry: always kept, the remat restart point
@@ -79,12 +103,20 @@ LayerTensors layer_tensors(const ModelSpec& m, bool full_attention, bool moe_lay
     t.dims[prefix + "mlpwo"] += copies * out;
   };
   if (moe_layer) {
-    // Routed experts see each token num_experts_per_tok times (dropless).
-    add_mlp("moe_", m.moe_mlp_dim, e, m.num_experts_per_tok);
+    // Routed experts see each token `routing.copies` times (k dropless; k cf at expert capacity:
+    // the [X, C, moe_mlp] buffers are padded to capacity).
+    add_mlp("moe_", m.moe_mlp_dim, e, routing.copies);
     if (m.shared_experts > 0)
       add_mlp("", static_cast<double>(m.moe_mlp_dim) * m.shared_experts, e, 1);
     t.dims["mlp_activation"] =
-        static_cast<double>(m.moe_mlp_dim) * (m.num_experts_per_tok + m.shared_experts);
+        static_cast<double>(m.moe_mlp_dim) * (routing.copies + m.shared_experts);
+    // The routing residuals autodiff keeps when nothing is rematerialized (remat_policy none):
+    // at capacity the dispatch and combine masks [S, X, C] and the one-hot slots [S, k, X, C]
+    // (X C (2 + k) per token), dropless the k permuted copies of the token (k E).
+    t.dims["moe_routing_residuals"] =
+        routing.capacity
+            ? static_cast<double>(m.num_experts) * routing.slots * (2.0 + m.num_experts_per_tok)
+            : routing.copies * e;
   } else {
     add_mlp("", m.mlp_dim, e, 1);
     t.dims["mlp_activation"] = m.mlp_dim;
@@ -166,13 +198,14 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
 
   // Activations kept for the backward pass: per layer, the tags the remat policy saves.
   const std::set<std::string> saved = saved_tags(in);
+  const MoeRouting routing = moe_routing(m, in.capacity_factor, shape.max_target_length);
   double saved_dims_all_layers = 0;
   double working_dims = 0;  // the largest layer's intermediates, all tags
   for (int i = 0; i < m.num_decoder_layers; ++i) {
     const bool full_attention = !m.linear_attention || m.full_attention_interval <= 1 ||
                                 (i + 1) % m.full_attention_interval == 0;
     const bool moe_layer = m.is_moe() && i >= m.num_dense_layers();
-    const LayerTensors t = layer_tensors(m, full_attention, moe_layer);
+    const LayerTensors t = layer_tensors(m, full_attention, moe_layer, routing);
     double layer_dims = 0;
     for (const auto& [tag, dims] : t.dims) {
       if (tag == "decoder_layer_input" || saved.contains(tag)) saved_dims_all_layers += dims;
@@ -205,33 +238,28 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   b.logits = logits_tokens * static_cast<double>(m.vocab_size) * 4.0 * kHbmLogitsCopies / hidden /
              std::max(1, in.num_vocab_tiling);
 
-  // MoE, modelled per routing path (one MoE layer's buffers live at a time, with their
-  // gradients: kHbmMoeCopies):
-  // - capacity_factor > 0 (MaxText dense_matmul): expert capacity C = int(S k / X cf) per
-  //   sequence; dispatch and combine masks [S, X, C] and the one-hot slots [S, k, X, C] in the
-  //   compute dtype (X C (2 + k) per token: grows with S), the dispatched tokens [X, C, E] going
-  //   in and out (2 k cf E per token) and the expert hidden [X, C, moe_mlp] (k cf moe_mlp x
-  //   (n_act + 1) per token), float32 router logits and probabilities (2 X);
+  // MoE, modelled per routing path: the buffers of the one MoE layer whose backward runs (every
+  // other layer keeps only what the remat policy saves, counted in activations above).
+  // - capacity path (MaxText dense_matmul): the dispatch and combine masks [S, X, C] in the
+  //   compute dtype (2 X C per token: grows with S), the dispatched tokens [X, C, E] going in and
+  //   out (2 k cf E per token), the expert hidden [X, C, moe_mlp] (k cf moe_mlp (n_act + 1) per
+  //   token) and float32 router logits and probabilities (2 X), once (kHbmMoeCapacityCopies).
+  //   The one-hot slots [S, k, X, C] that build the masks are fused into the reductions that
+  //   consume them and never reach HBM;
   // - dropless (capacity_factor <= 0, MaxText's default sparse_matmul): the k permuted copies of
-  //   each token in and out (2 k E), the expert hidden (k moe_mlp (n_act + 1)), router (2 X).
+  //   each token in and out (2 k E), the expert hidden (k moe_mlp (n_act + 1)), router (2 X),
+  //   twice (kHbmMoeDroplessCopies: not in the compile grid; its band stays wide).
   if (m.is_moe()) {
     const double n_act = static_cast<double>(std::max<size_t>(1, m.mlp_activations.size()));
-    const double k = m.num_experts_per_tok;
     const double x = m.num_experts;
-    double per_token_bytes = 0;
-    if (in.capacity_factor > 0) {
-      const double slots =
-          std::max(1.0, std::floor(shape.max_target_length * k / x * in.capacity_factor));
-      const double filled = k * in.capacity_factor;  // dispatched copies per token
-      per_token_bytes = (x * slots * (2.0 + k) + filled * (2.0 * m.emb_dim) +
-                         filled * m.moe_mlp_dim * (n_act + 1)) *
-                            a_bytes +
-                        2.0 * x * 4.0;
-    } else {
-      per_token_bytes =
-          (k * 2.0 * m.emb_dim + k * m.moe_mlp_dim * (n_act + 1)) * a_bytes + 2.0 * x * 4.0;
-    }
-    b.moe_routing = s.tokens_per_device * per_token_bytes * kHbmMoeCopies / hidden;
+    const double expert_dims =
+        routing.copies * 2.0 * m.emb_dim + routing.copies * m.moe_mlp_dim * (n_act + 1);
+    const double router_bytes = 2.0 * x * 4.0;
+    const double per_token_bytes =
+        routing.capacity ? ((2.0 * x * routing.slots + expert_dims) * a_bytes + router_bytes) *
+                               kHbmMoeCapacityCopies
+                         : (expert_dims * a_bytes + router_bytes) * kHbmMoeDroplessCopies;
+    b.moe_routing = s.tokens_per_device * per_token_bytes / hidden;
   }
 
   // FSDP all-gathers a layer's weights in the compute dtype before using them; XLA prefetches
@@ -324,7 +352,11 @@ const std::vector<RematPolicyInfo>& remat_policies() {
       {"minimal_flash", concat({kQkv, {"context", "out_proj"}, kMlp}),
        "deprecated alias of minimal_with_context"},
       {"custom", {}, "per-tensor keys (query_proj, mlpwo, ...) set to device are kept"},
-      {"none", concat({kQkv, {"context", "out_proj"}, kMlp, {"mlp_activation", "norm_outputs"}}),
+      {"none",
+       concat({kQkv,
+               {"context", "out_proj"},
+               kMlp,
+               {"mlp_activation", "norm_outputs", "moe_routing_residuals"}}),
        "no rematerialisation: every intermediate kept"},
   };
   return policies;

@@ -28,11 +28,16 @@ inline constexpr double kHbmCompilerMargin = 0.05;
 // - one layer's intermediates live during its backward pass besides the saved ones (v5e-8
 //   dense-1b b2 s2048: temp 2.61 GiB = gradients 0.53 + saved 0.25 + logits + weights + one
 //   copy of the layer's 0.36 GiB of intermediates);
-// - an MoE layer's routing buffers twice (forward recomputed and their gradients: v5e-8
-//   moe-8x1b b2 s2048, capacity 1.25: temp 5.56 GiB leaves 0.94 GiB = 2 x 0.47 for them).
+// - an MoE layer's routing buffers at expert capacity once: the dispatch and combine masks,
+//   dispatched tokens, expert hidden and router of the layer whose backward runs (v6e-8 moe-tiny
+//   b16 s8192 remat full: 14.43 GiB = 10.0 GiB of masks + 1.3 of tokens and hidden + 3 of
+//   logits; counting the one-hot slots and a second copy estimated 49.2 GiB);
+// - dropless routing buffers twice (forward recomputed and their gradients): not in the compile
+//   grid, kept from before it and bounded by a wide band (hbm_calibration.h).
 inline constexpr double kHbmLogitsCopies = 1.0;
 inline constexpr double kHbmLayerWorkingCopies = 1.0;
-inline constexpr double kHbmMoeCopies = 2.0;
+inline constexpr double kHbmMoeCapacityCopies = 1.0;
+inline constexpr double kHbmMoeDroplessCopies = 2.0;
 
 // A remat policy: which named activations of a decoder layer are kept in HBM for the backward
 // pass (MaxText decoders.get_remat_policy). Names are MaxText's checkpoint_name tags.

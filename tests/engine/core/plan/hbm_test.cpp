@@ -431,4 +431,56 @@ TEST(Hbm, MoeCapacityMasksGrowFasterThanTokens) {
   EXPECT_NEAR(dropless.high_gib / dropless.per_device_gib, 3.0, 1e-9);
 }
 
+// The compile grid's moe-tiny (bench/fidelity/compile_grid.py MODELS: E 256, 4 heads of 64, 2
+// layers, vocab 4096, 4 experts top-2 of width 512, capacity_factor 1.25) on v6e-8, 16 x 8192 with
+// remat full: XLA compiled it to 14.43 GiB of 31.25 (jax 0.10.2, libtpu 0.0.42.1). Its dispatch
+// and combine masks [S, X, C] (C = 5120) are 10 GiB of that; the one-hot slots [S, k, X, C] that
+// build them never reach HBM and the layer's buffers are live once. Counting the slots and a
+// second copy estimated 49.2 GiB: does_not_fit.
+TEST(Hbm, MoeCapacityBuffersAreTheMasksOnceNotTheSlots) {
+  const std::string yaml =
+      "podium:\n  name: moe-tiny\n  description: grid\n  source: bench/fidelity\n"
+      "base_emb_dim: 256\nbase_num_query_heads: 4\nbase_num_kv_heads: 2\nhead_dim: 64\n"
+      "base_mlp_dim: 512\nbase_num_decoder_layers: 2\nvocab_size: 4096\n"
+      "mlp_activations: [\"silu\", \"linear\"]\nlogits_via_embedding: false\n"
+      "num_experts: 4\nnum_experts_per_tok: 2\nbase_moe_mlp_dim: 512\n";
+  std::string error;
+  const auto m = parse_model_yaml(yaml, &error);
+  ASSERT_TRUE(m.has_value()) << error;
+  HbmInput in = grid_case(*m, 16, 8192, 1.25);
+  in.capacity_gib = 31.25;  // v6e
+  in.attention_query_block = 512;
+  const HbmEstimate e = estimate_hbm(in);
+  const double tokens = 16.0 * 8192;
+  const double slots = 5120;  // int(8192 x 2 / 4 x 1.25)
+  // Per token: masks 2 X C, tokens in and out 2 k cf E, expert hidden k cf moe_mlp x 3, in
+  // bfloat16; float32 router logits and probabilities.
+  const double per_token = (2 * 4 * slots + 2 * 2.5 * 256 + 2.5 * 512 * 3) * 2 + 2 * 4 * 4;
+  EXPECT_NEAR(e.breakdown.moe_routing, tokens * per_token / kGiB, 1e-9);
+  EXPECT_EQ(e.verdict, "fits") << e.per_device_gib;
+  // 16.4 GiB: 1.14x, within the grid's acceptance (0.8-1.25).
+  EXPECT_NEAR(e.per_device_gib / 14.43, 1.0, 0.2) << e.per_device_gib;
+}
+
+// Without rematerialization (remat_policy none) every MoE layer keeps its routing residuals for
+// the backward pass: at capacity the dispatch and combine masks and the one-hot slots,
+// X C (2 + k) per token and layer; dropless the k permuted copies of the token (k E).
+TEST(Hbm, NoRematKeepsEveryMoeLayersRoutingResiduals) {
+  const ModelSpec moe = grid_model(true);
+  auto activations = [&](const std::string& policy, double capacity_factor) {
+    HbmInput in = grid_case(moe, 1, 2048, capacity_factor);
+    in.remat_policy = policy;
+    return estimate_hbm(in).breakdown.activations;
+  };
+  // 2048 tokens per device, 16 layers, bfloat16; C = int(2048 x 2 / 8 x 1.25) = 640.
+  const double unit = 2048.0 * 16 * 2 / kGiB;
+  // none - minimal_with_context = mlp_activation + norm_outputs + the routing residuals.
+  const double capacity_extra = 4096 * 2.5 + 2 * 2048 + 8 * 640 * (2 + 2);
+  EXPECT_NEAR(activations("none", 1.25) - activations("minimal_with_context", 1.25),
+              unit * capacity_extra, 1e-9);
+  const double dropless_extra = 4096 * 2 + 2 * 2048 + 2 * 2048;
+  EXPECT_NEAR(activations("none", -1) - activations("minimal_with_context", -1),
+              unit * dropless_extra, 1e-9);
+}
+
 }  // namespace podium::core
