@@ -30,8 +30,7 @@ std::pair<int, std::string> run_shell(const std::string& cmd) {
 
 TEST_F(CodeBundles, ARunSubmittedWithCodeStartsOnTwoAgentsFromTheBundle) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
 
   // The team's code: the program, a module beside it, and what git would not commit.
   const fs::path code = dir() / "code";

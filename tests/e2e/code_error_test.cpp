@@ -21,8 +21,7 @@ class CodeError : public E2eTest {};
 
 TEST_F(CodeError, ImportErrorBeforeTheFirstStepFailsAtOnceWithTheMessage) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
   // Rank 1 dies on the import; rank 0 waits to be stopped, as a gang peer would.
   const json run =
       submit(command_spec(unique_name("import"), cluster,

@@ -22,8 +22,7 @@ class DatabaseOutage : public E2eTest {
 
 TEST_F(DatabaseOutage, ARunTrainsThroughAnOutageLongerThanTheHeartbeatDeadline) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
   const json run = submit(reference_spec(unique_name("outage"), cluster, dataset("600K"),
                                          {.steps = 120,
                                           .per_device_batch_size = 8,

@@ -91,8 +91,7 @@ class Cancel : public E2eTest {
   void cancel_and_check(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
                         std::chrono::milliseconds not_before = std::chrono::milliseconds(0)) {
     const auto cluster = create_cluster("cpu-2", 1);
-    start_worker(cluster, 0, 0);
-    start_worker(cluster, 0, 1);
+    start_workers(cluster, 1, 2);
     const json run = submit(command_spec(unique_name("cancel"), cluster, argv, 0));
     const std::string id = run["id"];
 

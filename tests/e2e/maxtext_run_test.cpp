@@ -16,7 +16,6 @@
 // run on this machine, or the end of an earlier one) and says so when it never is.
 
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -120,16 +119,6 @@ bool port_free(int port) {
   return ok;
 }
 
-std::map<int, json> hosts_by_rank(const json& attempt) {
-  std::map<int, json> out;
-  for (const auto& h : attempt.value("hosts", json::array())) out[h.value("rank", -1)] = h;
-  return out;
-}
-
-bool has_pid(const json& host) {
-  return host.contains("pid") && host["pid"].is_number_integer() && host["pid"].get<int>() > 0;
-}
-
 // Step directories Orbax finished (renamed from <step>.orbax-checkpoint-tmp) under `dir`.
 std::set<int> finished_step_dirs(const fs::path& dir) {
   std::set<int> out;
@@ -179,8 +168,7 @@ TEST_F(MaxTextOnCpu, TwoAgentsRunRealMaxTextAndRecoverAKilledHostFromItsCheckpoi
 
   // Two hosts with two CPU devices each: a 4-device mesh across two processes.
   const auto cluster = create_cluster("cpu-2x2", 1);
-  start_worker(cluster, 0, 0);
-  auto& host1 = start_worker(cluster, 0, 1);
+  WorkerProcess& host1 = *start_workers(cluster, 1, 2).at(1);
 
   // Each agent's software probe found MaxText 0.2.0 in its package layout.
   {
@@ -214,18 +202,7 @@ TEST_F(MaxTextOnCpu, TwoAgentsRunRealMaxTextAndRecoverAKilledHostFromItsCheckpoi
   const std::string id = run["id"];
 
   json first;
-  ASSERT_TRUE(wait_for_run(
-      id, "attempt 1 running with both pids",
-      [&](const json& r) {
-        if (r.value("state", "") != "running") return false;
-        auto att = attempts(id);
-        if (att.size() != 1) return false;
-        auto hosts = hosts_by_rank(att[0]);
-        if (hosts.size() != 2 || !has_pid(hosts[0]) || !has_pid(hosts[1])) return false;
-        first = att[0];
-        return true;
-      },
-      120s));
+  ASSERT_TRUE(wait_for_first_attempt_pids(id, 2, 120s, &first));
   const auto hosts = hosts_by_rank(first);
   ASSERT_EQ(hosts.at(1).value("worker_id", ""), host1.worker_id()) << describe_attempts({first});
   const pid_t pid0 = hosts.at(0)["pid"].get<int>();
@@ -249,9 +226,7 @@ TEST_F(MaxTextOnCpu, TwoAgentsRunRealMaxTextAndRecoverAKilledHostFromItsCheckpoi
                      << diagnostics(id);
 
   // The host dies: its agent and its rank's process group, with SIGKILL.
-  host1.kill();
-  ::kill(-pid1, SIGKILL);
-  ::kill(pid1, SIGKILL);
+  lose_host(host1, pid1);
   const auto killed_at = Clock::now();
   const auto printed = maxtext_steps(host1.rank_lines(attempt1, 1));
   std::cout << "host 1 killed "
@@ -268,13 +243,7 @@ TEST_F(MaxTextOnCpu, TwoAgentsRunRealMaxTextAndRecoverAKilledHostFromItsCheckpoi
 
   // Noticed within the heartbeat deadline; rank 0's MaxText process is stopped (it would block
   // in a gloo collective, or abort on JAX's heartbeat timeout, without its peer).
-  ASSERT_TRUE(wait_for_run(
-      id, "state recovering and rank 0's process gone",
-      [&](const json& r) {
-        return r.value("state", "") == "recovering" && !process_alive(pid0) &&
-               process_group_members(pid0).empty();
-      },
-      std::chrono::seconds(kHeartbeatDeadlineSeconds + 30)));
+  ASSERT_TRUE(wait_for_recovering(id, pid0, std::chrono::seconds(kHeartbeatDeadlineSeconds + 30)));
   {
     auto att = attempts(id);
     EXPECT_EQ(att[0].value("failure_class", json()), json("host_lost")) << describe_attempts(att);

@@ -17,8 +17,7 @@ class MeshFailure : public E2eTest {};
 TEST_F(MeshFailure, JaxRefusesTheLayoutThePlanPredictedAndTheRunIsNotRetried) {
   // Two hosts of two devices: 4 devices in the slice; fsdp 3 cannot be laid out on them.
   const auto cluster = create_cluster("cpu-2x2", 1);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
   json spec = reference_spec(unique_name("mesh"), cluster, dataset(),
                              {.steps = 10, .checkpoint_period = 5, .max_restarts = 3});
   spec["parallelism"] = {{"ici_fsdp", 3}};

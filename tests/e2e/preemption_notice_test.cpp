@@ -90,8 +90,7 @@ class PreemptionNotice : public E2eTest {
 
 TEST_F(PreemptionNotice, EndsTheAttemptPreemptedAndResumesWhenTheNoticeIsWithdrawn) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
   const json run = submit(reference_spec(unique_name("notice"), cluster, dataset(),
                                          {.steps = 60,
                                           .per_device_batch_size = 8,

@@ -2,8 +2,6 @@
 // from its latest checkpoint without spending the restart budget; an elastic run starts on the
 // slices that exist and grows when the missing slice comes back.
 
-#include <signal.h>
-
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -20,16 +18,6 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kHeartbeatDeadlineSeconds = 4;
-
-std::map<int, json> hosts_by_rank(const json& attempt) {
-  std::map<int, json> out;
-  for (const auto& h : attempt.value("hosts", json::array())) out[h.value("rank", -1)] = h;
-  return out;
-}
-
-bool has_pid(const json& host) {
-  return host.contains("pid") && host["pid"].is_number_integer() && host["pid"].get<int>() > 0;
-}
 
 // Step numbers of the finished checkpoint directories (<...>/checkpoints/<N>) under `root`.
 std::set<int> checkpoint_dirs_on_disk(const std::filesystem::path& root) {
@@ -58,8 +46,7 @@ class HostLost : public E2eTest {
 
 TEST_F(HostLost, RecoversFromCheckpointWithoutSpendingBudget) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  auto& host1 = start_worker(cluster, 0, 1);
+  WorkerProcess& host1 = *start_workers(cluster, 1, 2).at(1);
   const auto ds = dataset();
   // Batches large enough for steps of a few tenths of a second (0.5 s on a busy 2-core machine):
   // the test sees step 14 and kills before checkpoint 20.
@@ -73,18 +60,7 @@ TEST_F(HostLost, RecoversFromCheckpointWithoutSpendingBudget) {
 
   // Both ranks running with their pids known.
   json first;
-  ASSERT_TRUE(wait_for_run(
-      id, "attempt 1 running with both pids",
-      [&](const json& r) {
-        if (r.value("state", "") != "running") return false;
-        auto att = attempts(id);
-        if (att.size() != 1) return false;
-        auto hosts = hosts_by_rank(att[0]);
-        if (hosts.size() != 2 || !has_pid(hosts[0]) || !has_pid(hosts[1])) return false;
-        first = att[0];
-        return true;
-      },
-      180s));
+  ASSERT_TRUE(wait_for_first_attempt_pids(id, 2, 180s, &first));
   const auto hosts = hosts_by_rank(first);
   const json& rank0 = hosts.at(0);
   const json& rank1 = hosts.at(1);
@@ -109,9 +85,7 @@ TEST_F(HostLost, RecoversFromCheckpointWithoutSpendingBudget) {
                      << diagnostics(id);
 
   // The host dies: its agent and its rank's whole process group, with SIGKILL.
-  host1.kill();
-  ::kill(-pid1, SIGKILL);
-  ::kill(pid1, SIGKILL);
+  lose_host(host1, pid1);
   const auto killed_at = Clock::now();
   const auto printed = step_lines(host1.rank_lines(attempt_id, 1));
   ASSERT_FALSE(printed.empty());
@@ -123,13 +97,8 @@ TEST_F(HostLost, RecoversFromCheckpointWithoutSpendingBudget) {
   // Noticed within the heartbeat deadline (plus a margin for the sweep and the cancel): the run
   // is recovering and rank 0's process (the other rank) is gone.
   json recovering;
-  ASSERT_TRUE(wait_for_run(
-      id, "state recovering and rank 0's process gone",
-      [&](const json& r) {
-        return r.value("state", "") == "recovering" && !process_alive(pid0) &&
-               process_group_members(pid0).empty();
-      },
-      std::chrono::seconds(kHeartbeatDeadlineSeconds + 8), &recovering));
+  ASSERT_TRUE(wait_for_recovering(id, pid0, std::chrono::seconds(kHeartbeatDeadlineSeconds + 8),
+                                  &recovering));
   const auto noticed_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at).count();
   RecordProperty("host_loss_noticed_ms", std::to_string(noticed_ms));
@@ -202,8 +171,7 @@ class Elastic : public E2eTest {};
 
 TEST_F(Elastic, StartsOnOneSliceAndGrowsToTwoAtACheckpoint) {
   const auto cluster = create_cluster("cpu-2", 2);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
   const auto ds = dataset();
   const int batch = 4;
   const int seq = 128;

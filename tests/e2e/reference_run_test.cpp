@@ -27,19 +27,11 @@ double mean(const std::vector<double>& v, size_t from, size_t count) {
   return s / static_cast<double>(count);
 }
 
-// The hosts of an attempt by rank: {rank -> host json}.
-std::map<int, json> hosts_by_rank(const json& attempt) {
-  std::map<int, json> out;
-  for (const auto& h : attempt.value("hosts", json::array())) out[h.value("rank", -1)] = h;
-  return out;
-}
-
 class ReferenceRun : public E2eTest {};
 
 TEST_F(ReferenceRun, HappyPathOneSliceTwoHosts) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
   const auto ds = dataset();
   const json run = submit(reference_spec(unique_name("happy"), cluster, ds,
                                          {.steps = 40,
@@ -161,8 +153,7 @@ class ReferenceRunServerRestart : public E2eTest {
 
 TEST_F(ReferenceRunServerRestart, ServerKilledMidRunLosesNoLogLine) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
   const auto ds = dataset();
   // Larger batches than the happy path: each step takes long enough that the run is still
   // going while the server is down and comes back.

@@ -4,7 +4,6 @@
 // run's directory step N"), with resumed_from_step set and no restart spent. The reference
 // trainer has no cloud client: PODIUM_REFERENCE_OBJECT_STORE, given in the run's env, is the
 // local directory standing in for the bucket; Podium never looks there.
-#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,8 +25,7 @@ class RemoteCheckpoints : public E2eTest {
 
 TEST_F(RemoteCheckpoints, ARunOnAnUnlistableUriRecoversFromTheCheckpointItsLogNamed) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  auto& host1 = start_worker(cluster, 0, 1);
+  WorkerProcess& host1 = *start_workers(cluster, 1, 2).at(1);
   const auto bucket = dir() / "bucket";
   json spec = reference_spec(unique_name("remote"), cluster, dataset(),
                              {.steps = 60,
@@ -60,11 +58,7 @@ TEST_F(RemoteCheckpoints, ARunOnAnUnlistableUriRecoversFromTheCheckpointItsLogNa
   pid_t pid1 = 0;
   for (const auto& h : first.value("hosts", json::array()))
     if (h.value("rank", -1) == 1 && h["pid"].is_number_integer()) pid1 = h["pid"].get<int>();
-  host1.kill();
-  if (pid1 > 0) {
-    ::kill(-pid1, SIGKILL);
-    ::kill(pid1, SIGKILL);
-  }
+  lose_host(host1, pid1);
   ASSERT_TRUE(wait_for_run(
       id, "attempt 1 ended host_lost",
       [&](const json&) {

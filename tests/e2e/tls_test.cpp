@@ -105,8 +105,7 @@ TEST_F(Tls, WorkerAndCliWithTheCaRunOverHttps) {
   EXPECT_TRUE(secure) << "the session cookie must be Secure under https";
 
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  start_worker(cluster, 0, 1);
+  start_workers(cluster, 1, 2);
   const json run = submit(reference_spec(unique_name("tls"), cluster, dataset(), {.steps = 20}));
   json done;
   ASSERT_TRUE(wait_for_state(run["id"], "succeeded", 240s, &done));

@@ -15,8 +15,7 @@ class WorkerIdentity : public E2eTest {};
 
 TEST_F(WorkerIdentity, AForgedStatusReportForAnotherWorkersRankIs403AndChangesNothing) {
   const auto cluster = create_cluster("cpu-2", 1);
-  start_worker(cluster, 0, 0);
-  auto& host1 = start_worker(cluster, 0, 1);
+  WorkerProcess& host1 = *start_workers(cluster, 1, 2).at(1);
   const json run = submit(reference_spec(unique_name("ident"), cluster, dataset(), {.steps = 30}));
   const std::string id = run["id"];
   ASSERT_TRUE(wait_for_state(id, "running", 180s));

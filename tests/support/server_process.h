@@ -3,16 +3,16 @@
 //
 //   podium::it::ServerProcess server({.database_url = db.url(),
 //                                     .settings = {"limits.read_timeout_seconds=2"}});
-//   server.start();                  // spawn + wait for "podium-server listening on http://..."
+//   server.start();                  // spawn, wait for "podium-server listening on http://...",
+//                                    // then for GET /readyz to answer 200
 //   HttpClient client(server.url(), server.admin_token());
 //   ...
 //   server.terminate();              // SIGTERM, waits; the destructor does it too (SIGKILL
 //                                    // after a deadline)
 //
-// The server's stdout and stderr go to a log file; when the test has failed, the destructor
-// prints the log's last lines. The child gets PR_SET_PDEATHSIG(SIGKILL): a crashing test binary
-// does not leave servers behind. PODIUM_* variables of the test's environment are not passed on
-// (only those in Options::env), so a developer's shell cannot change what a test runs.
+// The process is a PodiumProcess (tests/support/podium_process.h): a log file per start, their
+// last lines printed when the test has failed, SIGKILL when the test binary dies, no PODIUM_*
+// variables from the test's environment (only those in Options::env).
 //
 // Two servers on one database: construct two ServerProcess with the same database_url and call
 // spawn() on both before wait_ready() on either (start_together() does that).
@@ -22,13 +22,11 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "tests/integration/support/env.h"
-#include "tests/integration/support/spawn.h"
+#include "tests/support/podium_process.h"
 
 namespace podium::it {
 
@@ -63,8 +61,8 @@ class ServerProcess {
   void start();
   // Starts the process; returns at once.
   void spawn();
-  // Waits for the "listening" line (port) within options.ready_timeout; throws when the process
-  // exits first or the deadline passes.
+  // Waits for the "listening" line (port), then (over http) for GET /readyz to answer 200, both
+  // within options.ready_timeout; throws when the process exits first or the deadline passes.
   void wait_ready();
   // Spawns all, then waits for all: servers racing on one database.
   static void start_together(const std::vector<ServerProcess*>& servers);
@@ -76,12 +74,12 @@ class ServerProcess {
   int kill();
   bool running();
 
-  pid_t pid() const { return child_.pid(); }
+  pid_t pid() const { return process_.pid(); }
   int port() const { return port_; }
   std::string url() const;  // http://127.0.0.1:PORT
   const std::string& admin_token() const { return options_.admin_token; }
   const ServerOptions& options() const { return options_; }
-  const std::filesystem::path& log_path() const { return child_.log_path(); }
+  const std::filesystem::path& log_path() const { return process_.log_path(); }
   std::string log() const;  // the whole log so far
   std::string log_tail(int lines = 40) const;
   std::filesystem::path data_dir() const;
@@ -89,16 +87,12 @@ class ServerProcess {
   int count_log_lines(const std::string& text) const;
 
  private:
-  ServerOptions options_;
-  std::unique_ptr<TempDir> own_dir_;
-  LoggedChild child_;
-  int port_ = 0;
-  bool tls_ = false;    // the server said it listens on https://
-  int generation_ = 0;  // starts so far (log files: name-1.log, name-2.log, ...)
-};
+  void wait_readyz();
 
-// Looks at /proc for processes whose command line contains `needle` (e.g. a data directory):
-// their pids. For "no postgres left behind" checks.
-std::vector<pid_t> processes_matching(const std::string& needle);
+  ServerOptions options_;
+  PodiumProcess process_;
+  int port_ = 0;
+  bool tls_ = false;  // the server said it listens on https://
+};
 
 }  // namespace podium::it

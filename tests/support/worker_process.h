@@ -1,7 +1,7 @@
 #pragma once
 // A real podium-worker process for the e2e tests (the counterpart of ServerProcess).
 //
-//   podium::e2e::WorkerProcess w({.server_url = podium.url(), .token = token, .cluster = "c1",
+//   podium::it::WorkerProcess w({.server_url = podium.url(), .token = token, .cluster = "c1",
 //                                 .slice = 0, .host = 1, .workdir = dir / "w01"});
 //   w.start();                       // spawn + wait for "podium-worker registered as wkr_..."
 //   w.worker_id();                   // the id it printed
@@ -9,9 +9,9 @@
 //   w.kill();                        // SIGKILL (a lost host); start() again restarts it
 //   w.terminate();                   // SIGTERM and wait: the agent stops its ranks, exits 0
 //
-// stdout and stderr go to a log file (one per start); when the test has failed, the destructor
-// prints the last lines of each. The child gets PR_SET_PDEATHSIG(SIGKILL). PODIUM_* variables of
-// the test's environment are not passed on; Options::env is added (the rank processes the agent
+// The process is a PodiumProcess (tests/support/podium_process.h): a log file per start, their
+// last lines printed when the test has failed, SIGKILL when the test binary dies, no PODIUM_*
+// variables from the test's environment; Options::env is added (the rank processes the agent
 // starts inherit it, which the e2e fixture uses to find them).
 
 #include <sys/types.h>
@@ -19,15 +19,13 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "tests/integration/support/env.h"
-#include "tests/integration/support/spawn.h"
+#include "tests/support/podium_process.h"
 
-namespace podium::e2e {
+namespace podium::it {
 
 struct WorkerOptions {
   std::string server_url;
@@ -70,15 +68,15 @@ class WorkerProcess {
   // Where the agent should reach the server (takes effect at the next start()).
   void set_server_url(std::string url) { options_.server_url = std::move(url); }
 
-  pid_t pid() const { return child_.pid(); }
+  pid_t pid() const { return process_.pid(); }
   const std::string& worker_id() const { return worker_id_; }
   const WorkerOptions& options() const { return options_; }
   const std::string& name() const { return options_.name; }
   int slice() const { return options_.slice; }
   int host() const { return options_.host; }
-  int exit_status() const { return child_.exit_status(); }
+  int exit_status() const { return process_.exit_status(); }
 
-  const std::filesystem::path& log_path() const { return child_.log_path(); }
+  const std::filesystem::path& log_path() const { return process_.log_path(); }
   std::string log() const;
   std::string log_tail(int lines = 30) const;
 
@@ -89,25 +87,11 @@ class WorkerProcess {
 
  private:
   WorkerOptions options_;
-  std::unique_ptr<it::TempDir> own_dir_;
-  it::LoggedChild child_;
-  int generation_ = 0;
+  PodiumProcess process_;
   std::string worker_id_;
 };
 
 // The worker id in a "podium-worker registered as <id> (...)" line of `log`, "" when absent.
 std::string find_registered_id(const std::string& log);
 
-// Process helpers over /proc.
-// True when `pid` exists and is not a zombie.
-bool process_alive(pid_t pid);
-// Live (non-zombie) processes whose process group is `pgid`.
-std::vector<pid_t> process_group_members(pid_t pgid);
-// Live processes (not this one) whose environment contains the exact entry `key=value`.
-std::vector<pid_t> processes_with_env(const std::string& key, const std::string& value);
-// Live processes (not this one) with `key` in their environment, and its value.
-std::vector<std::pair<pid_t, std::string>> processes_with_env_key(const std::string& key);
-// "pid 123 (python3) ppid 1 pgid 123 state S: /usr/bin/python3 train.py ..." for messages.
-std::string describe_process(pid_t pid);
-
-}  // namespace podium::e2e
+}  // namespace podium::it

@@ -1,8 +1,6 @@
 #include "tests/e2e/support/e2e.h"
 
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -105,24 +103,6 @@ bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds tim
   }
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("socket() failed");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("bind/getsockname on 127.0.0.1:0 failed");
-  }
-  const int port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
-
 std::string describe_attempts(const std::vector<json>& attempts) {
   std::ostringstream os;
   for (const auto& a : attempts) {
@@ -138,6 +118,23 @@ std::string describe_attempts(const std::vector<json>& attempts) {
            << " signal=" << str(h, "signal") << "\n";
   }
   return os.str();
+}
+
+std::map<int, json> hosts_by_rank(const json& attempt) {
+  std::map<int, json> out;
+  for (const auto& h : attempt.value("hosts", json::array())) out[h.value("rank", -1)] = h;
+  return out;
+}
+
+bool has_pid(const json& host) {
+  return host.contains("pid") && host["pid"].is_number_integer() && host["pid"].get<int>() > 0;
+}
+
+void lose_host(WorkerProcess& host, pid_t rank_pid) {
+  host.kill();
+  if (rank_pid <= 0) return;
+  ::kill(-rank_pid, SIGKILL);
+  ::kill(rank_pid, SIGKILL);
 }
 
 // ---- LogStream ----
@@ -341,6 +338,15 @@ WorkerProcess& E2eTest::start_worker(const std::string& cluster, int slice, int 
   return *workers_.back();
 }
 
+std::vector<WorkerProcess*> E2eTest::start_workers(const std::string& cluster, int slices,
+                                                   int hosts_per_slice) {
+  std::vector<WorkerProcess*> out;
+  for (int slice = 0; slice < slices; ++slice)
+    for (int host = 0; host < hosts_per_slice; ++host)
+      out.push_back(&start_worker(cluster, slice, host));
+  return out;
+}
+
 WorkerProcess* E2eTest::worker_with_id(const std::string& worker_id) {
   for (auto& w : workers_)
     if (w->worker_id() == worker_id) return w.get();
@@ -467,6 +473,41 @@ std::string E2eTest::diagnostics(const std::string& run_id) {
   return wait_for_run(
       run_id, "state '" + state + "'",
       [&](const json& run) { return run.value("state", "") == state; }, timeout, last);
+}
+
+::testing::AssertionResult E2eTest::wait_for_first_attempt_pids(const std::string& run_id,
+                                                                size_t ranks,
+                                                                std::chrono::milliseconds timeout,
+                                                                json* attempt) {
+  return wait_for_run(
+      run_id,
+      ranks == 2 ? std::string("attempt 1 running with both pids")
+                 : "attempt 1 running with all " + std::to_string(ranks) + " pids",
+      [&](const json& r) {
+        if (r.value("state", "") != "running") return false;
+        auto att = attempts(run_id);
+        if (att.size() != 1) return false;
+        auto hosts = hosts_by_rank(att[0]);
+        if (hosts.size() != ranks) return false;
+        for (const auto& entry : hosts)
+          if (!has_pid(entry.second)) return false;
+        *attempt = att[0];
+        return true;
+      },
+      timeout);
+}
+
+::testing::AssertionResult E2eTest::wait_for_recovering(const std::string& run_id,
+                                                        pid_t survivor_pid,
+                                                        std::chrono::milliseconds timeout,
+                                                        json* last) {
+  return wait_for_run(
+      run_id, "state recovering and rank 0's process gone",
+      [&](const json& r) {
+        return r.value("state", "") == "recovering" && !process_alive(survivor_pid) &&
+               process_group_members(survivor_pid).empty();
+      },
+      timeout, last);
 }
 
 std::vector<json> E2eTest::stored_logs(const std::string& run_id, const std::string& attempt_id,

@@ -35,17 +35,27 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/e2e/support/worker_process.h"
 #include "tests/integration/support/api.h"
 #include "tests/integration/support/env.h"
 #include "tests/integration/support/podium.h"
+#include "tests/support/podium_process.h"
+#include "tests/support/proc_table.h"
+#include "tests/support/worker_process.h"
 
 namespace podium::e2e {
 
 using json = nlohmann::json;
 using it::Api;
+using it::describe_process;
+using it::free_port;
+using it::process_alive;
+using it::process_group_members;
+using it::processes_with_env;
+using it::processes_with_env_key;
 using it::Reply;
 using it::unique_name;
+using it::WorkerOptions;
+using it::WorkerProcess;
 
 // A run of the reference workload (engine/workloads/reference) with these sizes.
 struct ReferenceSize {
@@ -141,6 +151,10 @@ class E2eTest : public ::testing::Test {
   // its "registered" line. The fixture owns it. Ranks run as `run_as` (default: as the tests).
   WorkerProcess& start_worker(const std::string& cluster, int slice, int host,
                               const std::string& run_as = "");
+  // start_worker() for every host of the cluster's first `slices` slices of `hosts_per_slice`
+  // hosts, slice by slice; the agents in that order.
+  std::vector<WorkerProcess*> start_workers(const std::string& cluster, int slices,
+                                            int hosts_per_slice);
   WorkerProcess* worker_with_id(const std::string& worker_id);
   const std::vector<std::unique_ptr<WorkerProcess>>& workers() const { return workers_; }
   // A text dataset written by the reference workload's make_dataset.py and registered as admin;
@@ -164,6 +178,16 @@ class E2eTest : public ::testing::Test {
   ::testing::AssertionResult wait_for_state(const std::string& run_id, const std::string& state,
                                             std::chrono::milliseconds timeout,
                                             json* last = nullptr);
+  // Waits until the run is running with exactly one attempt whose `ranks` hosts all report
+  // their pid; *attempt gets that attempt.
+  ::testing::AssertionResult wait_for_first_attempt_pids(const std::string& run_id, size_t ranks,
+                                                         std::chrono::milliseconds timeout,
+                                                         json* attempt);
+  // After a host was lost: waits until the run is recovering and the rank process that ran on
+  // the surviving host (`survivor_pid`) and its whole group are gone.
+  ::testing::AssertionResult wait_for_recovering(const std::string& run_id, pid_t survivor_pid,
+                                                 std::chrono::milliseconds timeout,
+                                                 json* last = nullptr);
   // The run, its attempts, its events, the last lines of the server's and every agent's log.
   std::string diagnostics(const std::string& run_id);
 
@@ -198,7 +222,12 @@ class E2eTest : public ::testing::Test {
 
 // "att_1 #1 running slices=1 steps 0..14 resumed=- class=- | r0 s0h0 wkr_.. running pid 12 ..."
 std::string describe_attempts(const std::vector<json>& attempts);
-// A free TCP port on 127.0.0.1 (bound once and released).
-int free_port();
+// The hosts of an attempt by rank: {rank -> host json}.
+std::map<int, json> hosts_by_rank(const json& attempt);
+// The host reports its rank's pid (a positive integer).
+bool has_pid(const json& host);
+// A host dies: its agent, then the rank process it ran and that process's group, with SIGKILL
+// (the agent's death alone would leave the rank, which runs in a session of its own).
+void lose_host(WorkerProcess& host, pid_t rank_pid);
 
 }  // namespace podium::e2e

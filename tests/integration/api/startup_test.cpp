@@ -9,6 +9,7 @@
 
 #include "backend/db/migrations.h"
 #include "tests/integration/support/podium.h"
+#include "tests/support/proc_table.h"
 
 namespace podium::it {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "tests/integration/support/podium.h"
+#include "tests/integration/support/hand_agent.h"
 
 namespace podium::it {
 namespace {
@@ -28,30 +28,15 @@ class SummaryStore : public PodiumTest {
     if (IsSkipped()) return;  // no test database
     cluster = unique_name("sc");
     podium().create_cluster(cluster, "cpu-1", {{"price_per_chip_hour", 2.0}});
-    Api registrar = podium().as(podium().worker_token(cluster));
-    auto reg = require_status(registrar.post("/api/v1/agent/register", {{"cluster", cluster},
-                                                                        {"slice", 0},
-                                                                        {"host", 0},
-                                                                        {"address", "127.0.0.1"},
-                                                                        {"instance", "sc"}}),
-                              200);
-    agent = std::make_unique<Api>(podium().as(reg.json["credential"]));
+    agent = std::make_unique<HandAgent>(podium(), cluster,
+                                        HandAgent::Host{.instance = "sc", .address = "127.0.0.1"});
     run_id = podium().submit_run(podium().admin(), cluster)["id"];
-    auto a = require_status(agent->get("/api/v1/agent/assignment?worker_id=" +
-                                       reg.json["worker_id"].get<std::string>() + "&wait=10"),
-                            200);
-    attempt = a.json["attempt_id"];
-    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/status",
-                               {{"rank", 0}, {"state", "running"}}),
-                   200);
+    attempt = agent->next_attempt();
+    agent->report(attempt, "running");
     post_steps(0, 10);
-    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/status",
-                               {{"rank", 0}, {"state", "exited"}, {"exit_code", 0}}),
-                   200);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (run()["state"] != "succeeded" && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ASSERT_EQ(run()["state"], "succeeded");
+    agent->report(attempt, "exited", {{"exit_code", 0}});
+    ASSERT_EQ(wait_for_run_state(podium(), run_id, "succeeded", std::chrono::seconds(30)),
+              "succeeded");
   }
 
   // Step lines first..last-1 as rank 0's lines from seq `first`.
@@ -61,9 +46,7 @@ class SummaryStore : public PodiumTest {
       lines.push_back("completed step: " + std::to_string(s) +
                       ", seconds: 2.0, TFLOP/s/device: 1.0, Tokens/s/device: 100.0, "
                       "total_weights: 4096, loss: 1.5");
-    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/logs",
-                               {{"rank", 0}, {"seq", first}, {"lines", lines}}),
-                   200);
+    agent->post_lines(attempt, first, lines);
   }
 
   json run() { return require_status(podium().admin().get("/api/v1/runs/" + run_id), 200).json; }
@@ -87,7 +70,7 @@ class SummaryStore : public PodiumTest {
   }
 
   std::string cluster, run_id, attempt;
-  std::unique_ptr<Api> agent;
+  std::unique_ptr<HandAgent> agent;
 };
 
 TEST_F(SummaryStore, ALateBatchOfStepsIsInTheNextSummary) {

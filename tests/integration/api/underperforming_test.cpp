@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "tests/integration/support/podium.h"
+#include "tests/integration/support/hand_agent.h"
 
 namespace podium::it {
 namespace {
@@ -32,15 +32,8 @@ class Underperforming : public PodiumTest {
     if (IsSkipped()) return;  // no test database
     cluster = unique_name("up");
     podium().create_cluster(cluster, "v6e-8");
-    Api registrar = podium().as(podium().worker_token(cluster));
-    auto reg = require_status(registrar.post("/api/v1/agent/register", {{"cluster", cluster},
-                                                                        {"slice", 0},
-                                                                        {"host", 0},
-                                                                        {"address", "127.0.0.1"},
-                                                                        {"instance", "up"}}),
-                              200);
-    agent = std::make_unique<Api>(podium().as(reg.json["credential"]));
-    worker_id = reg.json["worker_id"];
+    agent = std::make_unique<HandAgent>(podium(), cluster,
+                                        HandAgent::Host{.instance = "up", .address = "127.0.0.1"});
   }
 
   // Submits a llama3-8b command run, starts it on the host and ships `steps` step lines at
@@ -52,12 +45,8 @@ class Underperforming : public PodiumTest {
                                           {"max_target_length", 2048},
                                           {"force", true}});
     const std::string id = run["id"];
-    auto a = require_status(
-        agent->get("/api/v1/agent/assignment?worker_id=" + worker_id + "&wait=10"), 200);
-    const std::string attempt = a.json["attempt_id"];
-    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/status",
-                               {{"rank", 0}, {"state", "running"}}),
-                   200);
+    const std::string attempt = agent->next_attempt();
+    agent->report(attempt, "running");
     json lines = json::array();
     for (int s = 0; s < steps; ++s) {
       const double seconds = s == 0 ? 60.0 : 2.0;
@@ -66,21 +55,13 @@ class Underperforming : public PodiumTest {
                       ", TFLOP/s/device: " + std::to_string(s == 0 ? tflops / 30 : tflops) +
                       ", Tokens/s/device: 1024.0, total_weights: 2048, loss: 2.5");
     }
-    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/logs",
-                               {{"rank", 0}, {"seq", 0}, {"lines", lines}}),
-                   200);
+    agent->post_lines(attempt, 0, lines);
     return {id, attempt};
   }
 
   void finish(const std::string& id, const std::string& attempt) {
-    require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/status",
-                               {{"rank", 0}, {"state", "exited"}, {"exit_code", 0}}),
-                   200);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (get("/api/v1/runs/" + id)["state"] != "succeeded" &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ASSERT_EQ(get("/api/v1/runs/" + id)["state"], "succeeded");
+    agent->report(attempt, "exited", {{"exit_code", 0}});
+    ASSERT_EQ(wait_for_run_state(podium(), id, "succeeded", std::chrono::seconds(30)), "succeeded");
   }
 
   json get(const std::string& path) { return require_status(podium().admin().get(path), 200).json; }
@@ -106,8 +87,8 @@ class Underperforming : public PodiumTest {
     return out;
   }
 
-  std::string cluster, worker_id;
-  std::unique_ptr<Api> agent;
+  std::string cluster;
+  std::unique_ptr<HandAgent> agent;
 };
 
 TEST_F(Underperforming, ARunFarBelowItsPlanIsFlaggedWithBothFigures) {
@@ -200,16 +181,9 @@ TEST_F(Underperforming, NotSteadyYetSaysNothing) {
 TEST_F(Underperforming, ACpuRunHasNoExpectation) {
   const std::string cpu = unique_name("upc");
   podium().create_cluster(cpu, "cpu-1");
-  Api registrar = podium().as(podium().worker_token(cpu));
-  auto reg = require_status(registrar.post("/api/v1/agent/register", {{"cluster", cpu},
-                                                                      {"slice", 0},
-                                                                      {"host", 0},
-                                                                      {"address", "127.0.0.1"},
-                                                                      {"instance", "upc"}}),
-                            200);
   cluster = cpu;
-  agent = std::make_unique<Api>(podium().as(reg.json["credential"]));
-  worker_id = reg.json["worker_id"];
+  agent = std::make_unique<HandAgent>(podium(), cpu,
+                                      HandAgent::Host{.instance = "upc", .address = "127.0.0.1"});
   const auto [id, attempt] = run_at(0.5, 12);
   finish(id, attempt);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

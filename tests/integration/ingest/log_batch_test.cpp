@@ -4,44 +4,18 @@
 // values, a NaN loss kept as NaN and missing figures as NULL; a retried batch stores nothing twice.
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "tests/integration/support/podium.h"
+#include "tests/integration/support/hand_agent.h"
 
 namespace podium::it {
 namespace {
 
 using nlohmann::json;
 
-class LogBatch : public PodiumTest {
+class LogBatch : public OneAttemptTest {
  protected:
-  void SetUp() override {
-    PodiumTest::SetUp();
-    if (IsSkipped()) return;  // no test database
-    const std::string cluster = unique_name("lb");
-    podium().create_cluster(cluster, "cpu-1");
-    Api registrar = podium().as(podium().worker_token(cluster));
-    auto reg = require_status(
-        registrar.post("/api/v1/agent/register",
-                       {{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"instance", "lb"}}),
-        200);
-    agent = std::make_unique<Api>(podium().as(reg.json["credential"]));
-    run_id = podium().submit_run(podium().admin(), cluster)["id"];
-    attempt = require_status(agent->get("/api/v1/agent/assignment?worker_id=" +
-                                        reg.json["worker_id"].get<std::string>() + "&wait=10"),
-                             200)
-                  .json["attempt_id"];
-  }
-
-  json post(int seq, const std::vector<std::string>& lines) {
-    return require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/logs",
-                                      {{"rank", 0}, {"seq", seq}, {"lines", lines}}),
-                          200)
-        .json;
-  }
-
   std::vector<std::string> stored() {
     auto r = podium().db().query(
         "SELECT line FROM log_lines WHERE attempt_id = $1 AND rank = 0 ORDER BY seq", {attempt});
@@ -49,9 +23,6 @@ class LogBatch : public PodiumTest {
     for (size_t i = 0; i < r.size(); ++i) out.push_back(r.at(i, "line"));
     return out;
   }
-
-  std::unique_ptr<Api> agent;
-  std::string run_id, attempt;
 };
 
 TEST_F(LogBatch, StoresEveryLineAsSent) {

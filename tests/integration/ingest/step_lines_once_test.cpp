@@ -4,11 +4,10 @@
 // keeps both lines; retention clears them with the rest of the run's lines.
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "tests/integration/support/podium.h"
+#include "tests/integration/support/hand_agent.h"
 
 namespace podium::it {
 namespace {
@@ -24,33 +23,8 @@ std::string step_line(int step, const std::string& loss) {
          loss;
 }
 
-class StepLinesOnce : public PodiumTest {
+class StepLinesOnce : public OneAttemptTest {
  protected:
-  void SetUp() override {
-    PodiumTest::SetUp();
-    if (IsSkipped()) return;  // no test database
-    const std::string cluster = unique_name("slo");
-    podium().create_cluster(cluster, "cpu-1");
-    Api registrar = podium().as(podium().worker_token(cluster));
-    auto reg = require_status(
-        registrar.post("/api/v1/agent/register",
-                       {{"cluster", cluster}, {"slice", 0}, {"host", 0}, {"instance", "slo"}}),
-        200);
-    agent = std::make_unique<Api>(podium().as(reg.json["credential"]));
-    run_id = podium().submit_run(podium().admin(), cluster)["id"];
-    attempt = require_status(agent->get("/api/v1/agent/assignment?worker_id=" +
-                                        reg.json["worker_id"].get<std::string>() + "&wait=10"),
-                             200)
-                  .json["attempt_id"];
-  }
-
-  json post(int seq, const std::vector<std::string>& lines) {
-    return require_status(agent->post("/api/v1/agent/attempts/" + attempt + "/logs",
-                                      {{"rank", 0}, {"seq", seq}, {"lines", lines}}),
-                          200)
-        .json;
-  }
-
   // Every line the log API gives for the run, following its cursor, `limit` per page.
   std::vector<std::string> api_lines(int limit, const std::string& query = "") {
     std::vector<std::string> out;
@@ -74,9 +48,6 @@ class StepLinesOnce : public PodiumTest {
     return podium().db().scalar(
         "SELECT count(*) FROM metrics WHERE attempt_id = $1 AND log_seq IS NOT NULL", {attempt});
   }
-
-  std::unique_ptr<Api> agent;
-  std::string run_id, attempt;
 };
 
 TEST_F(StepLinesOnce, CanonicalStepLinesAreStoredOnceAndReadBackAsSent) {

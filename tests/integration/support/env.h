@@ -5,7 +5,8 @@
 //   TEST(Foo, Bar) {
 //     PODIUM_IT_REQUIRE_DATABASE();          // GTEST_SKIP with a clear message when unset
 //     podium::it::TestDatabase db;            // support/test_database.h
-//     podium::it::ServerProcess server({.database_url = db.url()});   // support/server_process.h
+//     podium::it::ServerProcess server({.database_url = db.url()});   //
+//     tests/support/server_process.h
 //     ...
 //   }
 

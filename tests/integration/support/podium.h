@@ -23,8 +23,8 @@
 
 #include "tests/integration/support/api.h"
 #include "tests/integration/support/env.h"
-#include "tests/integration/support/server_process.h"
 #include "tests/integration/support/test_database.h"
+#include "tests/support/server_process.h"
 
 namespace podium::it {
 

@@ -3,57 +3,26 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/engine/core/structural_schema.h"
+#include "tests/support/yaml_json.h"
 
 namespace podium::core {
 namespace {
 
 using nlohmann::json;
+using podium::testing::read_source_file;
 using podium::testing::StructuralSchema;
-
-// YAML as JSON: quoted scalars are strings; plain ones are null, booleans, numbers or strings
-// (YAML 1.2's core schema, which is what yaml-cpp resolves).
-json yaml_json(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      json o = json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_json(kv.second);
-      return o;
-    }
-    case YAML::NodeType::Sequence: {
-      json a = json::array();
-      for (const auto& item : n) a.push_back(yaml_json(item));
-      return a;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
-      if (n.Tag() == "!") return s;  // quoted
-      if (s == "true") return true;
-      if (s == "false") return false;
-      if (s == "null" || s == "~") return nullptr;
-      json num = json::parse(s, nullptr, false);
-      if (!num.is_discarded() && num.is_number()) return num;
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
+using podium::testing::yaml_to_json;
 
 // The vendored JobSet CRD (tests/engine/core/data/jobset/README.md), as JSON.
 const json& jobset_crd() {
   static const json crd = [] {
-    std::ifstream in(std::string(PODIUM_SOURCE_DIR) +
-                     "/tests/engine/core/data/jobset/jobset.x-k8s.io_jobsets.yaml");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return yaml_json(YAML::Load(ss.str()));
+    return yaml_to_json(
+        YAML::Load(read_source_file("tests/engine/core/data/jobset/jobset.x-k8s.io_jobsets.yaml")));
   }();
   return crd;
 }
@@ -124,7 +93,7 @@ void expect_valid(const json& js) {
   const auto errors = jobset_schema().validate(js);
   EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
   const std::string yaml = to_yaml(js);
-  EXPECT_EQ(yaml_json(YAML::Load(yaml)), js) << yaml;
+  EXPECT_EQ(yaml_to_json(YAML::Load(yaml)), js) << yaml;
 }
 
 // What every JobSet Podium builds has, whatever the accelerator.
@@ -400,7 +369,7 @@ TEST(JobSetManifest, TheTokenSecret) {
   EXPECT_EQ(secret["metadata"]["namespace"], "training");
   EXPECT_EQ(secret["metadata"]["labels"]["podium.dev/attempt"], "att_0011");
   EXPECT_EQ(secret["stringData"], json({{"token", kToken}}));
-  EXPECT_EQ(yaml_json(YAML::Load(to_yaml(secret))), secret);
+  EXPECT_EQ(yaml_to_json(YAML::Load(to_yaml(secret))), secret);
 }
 
 // The message of the std::invalid_argument build_jobset throws, or "<no throw>".
@@ -471,11 +440,8 @@ TEST(JobSetManifest, BadRequestsSayWhatIsWrong) {
 // example, gcsfuse volume, PVC, DRANET resource claim, gcsfuse annotations, extra node selector
 // and toleration) reach the pod, every rank's container, and pass the JobSet CRD's schema.
 TEST(JobSetManifest, PodTemplateExtensionsFromTheDocumentedExample) {
-  std::ifstream in(std::string(PODIUM_SOURCE_DIR) +
-                   "/examples/executors/gke-tpu7x-gcsfuse-dranet.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const auto parsed = parse_executor(json::parse(ss.str()));
+  const auto parsed = parse_executor(
+      json::parse(read_source_file("examples/executors/gke-tpu7x-gcsfuse-dranet.json")));
   ASSERT_TRUE(parsed.executor);
   auto r = request("tpu7x-64", 2);
   r.executor = parsed.executor->kubernetes;
@@ -599,7 +565,7 @@ TEST(JobSetManifest, YamlQuotesWhatWouldChangeType) {
     SCOPED_TRACE(s);
     const std::string yaml = to_yaml(json{{"k", s}});
     EXPECT_EQ(yaml.substr(0, 4), "k: \"") << yaml;
-    EXPECT_EQ(yaml_json(YAML::Load(yaml)), json({{"k", s}})) << yaml;
+    EXPECT_EQ(yaml_to_json(YAML::Load(yaml)), json({{"k", s}})) << yaml;
   }
   for (const char* s : {"Never", "slice-job", "jobset.x-k8s.io/v1alpha2", "/usr/local/bin/w",
                         "tpu-v6e-slice", "tpu7x", "ClusterFirstWithHostNet", "_x", "a.b-c_d"}) {
@@ -622,9 +588,9 @@ TEST(JobSetManifest, YamlEscapesAndStructure) {
       {"null", nullptr},
   };
   const std::string yaml = to_yaml(v);
-  EXPECT_EQ(yaml_json(YAML::Load(yaml)), v) << yaml;
+  EXPECT_EQ(yaml_to_json(YAML::Load(yaml)), v) << yaml;
   // Invalid UTF-8 becomes U+FFFD instead of breaking the document.
-  EXPECT_EQ(yaml_json(YAML::Load(to_yaml(json{{"k", std::string("a\xFFz")}}))),
+  EXPECT_EQ(yaml_to_json(YAML::Load(to_yaml(json{{"k", std::string("a\xFFz")}}))),
             json({{"k", "a\xEF\xBF\xBDz"}}));
   EXPECT_EQ(to_yaml(json("plain")), "plain\n");
   EXPECT_EQ(to_yaml(json::array()), "[]\n");
