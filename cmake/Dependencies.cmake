@@ -11,7 +11,7 @@ find_package(CLI11 2.1 REQUIRED CONFIG)
 if(NOT PODIUM_UNIT_ONLY)
   # FindBoost warns about versions newer than its table; Debian ships 1.81 with its own config.
   set(Boost_NO_WARN_NEW_VERSIONS ON)
-  find_package(Boost 1.81 EXACT REQUIRED COMPONENTS url)
+  find_package(Boost 1.81 EXACT REQUIRED)
   pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
   # TLS for the server (backend/http) and the client (engine/client): Asio's SSL over OpenSSL.
   find_package(OpenSSL REQUIRED)

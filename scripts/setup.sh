@@ -18,7 +18,7 @@ done
 
 DEBIAN_PACKAGES=(
   build-essential cmake pkg-config ninja-build mold ccache git curl ca-certificates procps
-  libboost1.81-dev libboost-url1.81-dev
+  libboost1.81-dev
   nlohmann-json3-dev libpq-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
   libsodium-dev libssl-dev zlib1g-dev
   postgresql-15 postgresql-client-15

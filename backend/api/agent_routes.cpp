@@ -6,6 +6,7 @@
 
 #include "backend/api/api_context.h"
 #include "backend/api/resolve.h"
+#include "backend/api/route_table.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
@@ -730,20 +731,18 @@ http::Response handle_attach(ApiContext& ctx, http::RequestContext& rc) {
 }  // namespace
 
 void register_agent_routes(http::Router& router, ApiContext& ctx) {
-  router.add("POST", "/api/v1/agent/attach", http::Access::agent,
-             [&ctx](http::RequestContext& rc) { return handle_attach(ctx, rc); });
-  router.add("POST", "/api/v1/agent/register", http::Access::agent,
-             [&ctx](http::RequestContext& rc) { return handle_register(ctx, rc); });
-  router.add("POST", "/api/v1/agent/heartbeat", http::Access::agent,
-             [&ctx](http::RequestContext& rc) { return handle_heartbeat(ctx, rc); });
-  router.add("GET", "/api/v1/agent/assignment", http::Access::agent,
-             [&ctx](http::RequestContext& rc) { return handle_assignment(ctx, rc); });
-  router.add("POST", "/api/v1/agent/attempts/{id}/status", http::Access::agent,
-             [&ctx](http::RequestContext& rc) { return handle_status(ctx, rc); });
-  router.add("POST", "/api/v1/agent/attempts/{id}/logs", http::Access::agent,
-             [&ctx](http::RequestContext& rc) { return handle_logs(ctx, rc); });
-  router.add("POST", "/api/v1/agent/attempts/{id}/checkpoints", http::Access::agent,
-             [&ctx](http::RequestContext& rc) { return handle_checkpoint(ctx, rc); });
+  RouteTable routes(router, ctx);
+  routes.add("POST", "/api/v1/agent/attach", http::Access::agent, handle_attach);
+  routes.add("POST", "/api/v1/agent/register", http::Access::agent, handle_register);
+  // Liveness: its own handler threads and database connections, so a busy server never
+  // misses a heartbeat and declares healthy hosts lost.
+  routes.add("POST", "/api/v1/agent/heartbeat", http::Access::agent, handle_heartbeat,
+             http::liveness_lane());
+  routes.add("GET", "/api/v1/agent/assignment", http::Access::agent, handle_assignment);
+  routes.add("POST", "/api/v1/agent/attempts/{id}/status", http::Access::agent, handle_status);
+  routes.add("POST", "/api/v1/agent/attempts/{id}/logs", http::Access::agent, handle_logs);
+  routes.add("POST", "/api/v1/agent/attempts/{id}/checkpoints", http::Access::agent,
+             handle_checkpoint);
 }
 
 }  // namespace podium::api

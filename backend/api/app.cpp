@@ -110,10 +110,10 @@ http::Response App::dispatch(http::Request& req, std::string& route_label,
     throw http::not_found("no such endpoint: " + req.method + " " + req.path);
   }
   route_label = m.route->pattern;
-  // Heartbeats (their own lane of handler threads) may also take the database connections
-  // reserved for them, authentication included: liveness never waits behind other work.
+  // The liveness lane (heartbeats: their own handler threads) may also take the database
+  // connections reserved for it, authentication included: liveness never waits behind other work.
   std::optional<db::PriorityScope> liveness;
-  if (raw_path == "/api/v1/agent/heartbeat") liveness.emplace();
+  if (m.route->traits.lane == http::Lane::liveness) liveness.emplace();
   http::RequestContext rc{req, std::move(m.params), std::nullopt, m.route->pattern};
   if (m.route->access != http::Access::open || req.header("authorization") ||
       req.header("cookie")) {

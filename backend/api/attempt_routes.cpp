@@ -2,6 +2,7 @@
 // restart decision taken after it, the steps it ran, and the environment its ranks ran with.
 #include "backend/api/api_context.h"
 #include "backend/api/attempt_environment.h"
+#include "backend/api/route_table.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 
@@ -118,8 +119,8 @@ http::Response list_attempts(ApiContext& ctx, http::RequestContext& rc) {
 }  // namespace
 
 void register_attempt_routes(http::Router& router, ApiContext& ctx) {
-  router.add("GET", "/api/v1/runs/{id}/attempts", http::Access::reader,
-             [&ctx](http::RequestContext& rc) { return list_attempts(ctx, rc); });
+  RouteTable routes(router, ctx);
+  routes.add("GET", "/api/v1/runs/{id}/attempts", http::Access::reader, list_attempts);
 }
 
 }  // namespace podium::api

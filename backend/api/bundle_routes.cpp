@@ -3,7 +3,10 @@
 // agents fetch the bundle of a run they hold a rank of (docs/agent-protocol.md).
 #include <sodium.h>
 
+#include <chrono>
+
 #include "backend/api/api_context.h"
+#include "backend/api/route_table.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 #include "engine/bundle/archive.h"
@@ -16,6 +19,8 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kChunkBytes = 1 << 20;
+// The whole upload, instead of the read deadline.
+constexpr std::chrono::seconds kUploadDeadline{600};
 
 std::string to_hex(std::string_view bytes) {
   std::string out(bytes.size() * 2 + 1, '\0');
@@ -149,42 +154,45 @@ db::Result find_bundle(ApiContext& ctx, const std::string& digest) {
   return r;
 }
 
+http::Response get_bundle(ApiContext& ctx, http::RequestContext& rc) {
+  return json_response(200, bundle_json(find_bundle(ctx, digest_param(rc))));
+}
+
+http::Response get_bundle_archive(ApiContext& ctx, http::RequestContext& rc) {
+  const auto digest = digest_param(rc);
+  return archive_response(ctx, digest, find_bundle(ctx, digest));
+}
+
+// An agent may fetch only the bundle of a run it holds a live rank of.
+http::Response get_agent_bundle(ApiContext& ctx, http::RequestContext& rc) {
+  const auto digest = digest_param(rc);
+  const auto& worker = rc.principal->worker_id;
+  if (worker.empty() || !rc.principal->attempt_id.empty())
+    throw http::forbidden("bundles are fetched with the credential a host's registration returned");
+  auto held = ctx.db.transact(
+      [&](db::Transaction& tx) {
+        return tx.exec(
+            "SELECT 1 FROM attempt_hosts ah JOIN attempts a ON a.id = "
+            "ah.attempt_id JOIN runs r ON r.id = a.run_id WHERE ah.worker_id = $1 "
+            "AND ah.ended_at IS NULL AND r.code_bundle = $2 LIMIT 1",
+            {worker, digest});
+      },
+      db::TxMode::read_only);
+  if (held.empty())
+    throw http::forbidden("worker " + worker + " holds no live rank of a run that uses " + digest);
+  return archive_response(ctx, digest, find_bundle(ctx, digest));
+}
+
 }  // namespace
 
 void register_bundle_routes(http::Router& router, ApiContext& ctx) {
-  router.add("PUT", "/api/v1/bundles/{digest}", http::Access::writer,
-             [&ctx](http::RequestContext& rc) { return put_bundle(ctx, rc); });
-  router.add("GET", "/api/v1/bundles/{digest}", http::Access::reader,
-             [&ctx](http::RequestContext& rc) {
-               return json_response(200, bundle_json(find_bundle(ctx, digest_param(rc))));
-             });
-  router.add("GET", "/api/v1/bundles/{digest}/archive", http::Access::reader,
-             [&ctx](http::RequestContext& rc) {
-               const auto digest = digest_param(rc);
-               return archive_response(ctx, digest, find_bundle(ctx, digest));
-             });
-  // An agent may fetch only the bundle of a run it holds a live rank of.
-  router.add("GET", "/api/v1/agent/bundles/{digest}", http::Access::agent,
-             [&ctx](http::RequestContext& rc) {
-               const auto digest = digest_param(rc);
-               const auto& worker = rc.principal->worker_id;
-               if (worker.empty() || !rc.principal->attempt_id.empty())
-                 throw http::forbidden(
-                     "bundles are fetched with the credential a host's registration returned");
-               auto held = ctx.db.transact(
-                   [&](db::Transaction& tx) {
-                     return tx.exec(
-                         "SELECT 1 FROM attempt_hosts ah JOIN attempts a ON a.id = "
-                         "ah.attempt_id JOIN runs r ON r.id = a.run_id WHERE ah.worker_id = $1 "
-                         "AND ah.ended_at IS NULL AND r.code_bundle = $2 LIMIT 1",
-                         {worker, digest});
-                   },
-                   db::TxMode::read_only);
-               if (held.empty())
-                 throw http::forbidden("worker " + worker +
-                                       " holds no live rank of a run that uses " + digest);
-               return archive_response(ctx, digest, find_bundle(ctx, digest));
-             });
+  RouteTable routes(router, ctx);
+  // Uploads are larger than any other body (limits.max_bundle_bytes) and may take minutes.
+  routes.add("PUT", "/api/v1/bundles/{digest}", http::Access::writer, put_bundle,
+             http::large_body(ctx.config.max_bundle_bytes, kUploadDeadline));
+  routes.add("GET", "/api/v1/bundles/{digest}", http::Access::reader, get_bundle);
+  routes.add("GET", "/api/v1/bundles/{digest}/archive", http::Access::reader, get_bundle_archive);
+  routes.add("GET", "/api/v1/agent/bundles/{digest}", http::Access::agent, get_agent_bundle);
 }
 
 }  // namespace podium::api

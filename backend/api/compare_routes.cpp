@@ -4,6 +4,7 @@
 
 #include "backend/api/api_context.h"
 #include "backend/api/plan_check.h"
+#include "backend/api/route_table.h"
 #include "backend/api/run_summary_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
@@ -135,8 +136,8 @@ http::Response compare(ApiContext& ctx, http::RequestContext& rc) {
 }  // namespace
 
 void register_compare_routes(http::Router& router, ApiContext& ctx) {
-  router.add("GET", "/api/v1/compare", http::Access::reader,
-             [&ctx](http::RequestContext& rc) { return compare(ctx, rc); });
+  RouteTable routes(router, ctx);
+  routes.add("GET", "/api/v1/compare", http::Access::reader, compare);
 }
 
 }  // namespace podium::api

@@ -11,6 +11,7 @@
 #include "backend/api/accelerator_problem.h"
 #include "backend/api/api_context.h"
 #include "backend/api/plan_check.h"
+#include "backend/api/route_table.h"
 #include "backend/api/run_view.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
@@ -305,8 +306,8 @@ http::Response import_run(ApiContext& ctx, http::RequestContext& rc) {
 }  // namespace
 
 void register_import_routes(http::Router& router, ApiContext& ctx) {
-  router.add("POST", "/api/v1/runs/import", http::Access::writer,
-             [&ctx](http::RequestContext& rc) { return import_run(ctx, rc); });
+  RouteTable routes(router, ctx);
+  routes.add("POST", "/api/v1/runs/import", http::Access::writer, import_run);
 }
 
 }  // namespace podium::api

@@ -4,6 +4,7 @@
 
 #include "backend/api/api_context.h"
 #include "backend/api/model_store.h"
+#include "backend/api/route_table.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
@@ -78,112 +79,113 @@ StoredModel require_model(db::Transaction& tx, const std::string& name) {
   return std::move(*m);
 }
 
+http::Response list_models(ApiContext& ctx, http::RequestContext& rc) {
+  auto page = read_page(rc, ctx.cursor_key);
+  nlohmann::json items = nlohmann::json::array();
+  std::vector<int64_t> seqs;
+  ctx.db.transact(
+      [&](db::Transaction& tx) {
+        auto r = tx.exec(model_select("WHERE ($1::bigint IS NULL OR seq < $1) "
+                                      "ORDER BY seq DESC LIMIT $2"),
+                         {page.after_param(), page.limit_param()});
+        for (size_t i = 0; i < r.size(); ++i) {
+          items.push_back(model_json(stored_model(r, i), false));
+          seqs.push_back(r.int64(i, "seq"));
+        }
+      },
+      db::TxMode::read_only);
+  return json_response(200, page_response(std::move(items), seqs, page, ctx.cursor_key));
+}
+
+http::Response get_model(ApiContext& ctx, http::RequestContext& rc) {
+  auto m = ctx.db.transact([&](db::Transaction& tx) { return require_model(tx, rc.param("name")); },
+                           db::TxMode::read_only);
+  return json_response(200, model_json(m, true));
+}
+
+http::Response create_model(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  auto name = in.string("name", true, 64);
+  auto description = in.string("description", false, 1000);
+  if (name && !valid_model_name(*name))
+    in.error("name", "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+  auto arch = read_architecture(in, true);
+  in.reject_unknown_fields();
+  in.finish();
+  refuse_unparsed(*arch);
+
+  const std::string id = new_id("mdl");
+  auto m = ctx.db.transact([&](db::Transaction& tx) {
+    if (!tx.exec("SELECT 1 FROM models WHERE name = $1", {*name}).empty())
+      throw http::conflict("a model named '" + *name + "' exists");
+    tx.exec(
+        "INSERT INTO models (id, name, description, config, source_yaml, created_by) "
+        "VALUES ($1, $2, $3, $4::jsonb, $5, $6)",
+        {id, *name, description.value_or(""), arch->parse.config.dump(),
+         arch->yaml ? db::Param(*arch->yaml) : db::Param(), user_id(rc)});
+    const auto counts = core::count_parameters(*arch->parse.model);
+    audit(tx, rc, "create", "model", id,
+          {{"name", *name}, {"parameters", counts.total}, {"form", arch->yaml ? "yaml" : "json"}});
+    return require_model(tx, *name);
+  });
+  return json_response(201, model_json(m, true));
+}
+
+http::Response update_model(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  auto description = in.string("description", false, 1000);
+  auto arch = read_architecture(in, false);
+  in.reject_unknown_fields();
+  in.finish();
+  if (arch) refuse_unparsed(*arch);
+  auto m = ctx.db.transact([&](db::Transaction& tx) {
+    const StoredModel before = require_model(tx, rc.param("name"));
+    check_may_change(rc, before, "changed");
+    nlohmann::json changed = nlohmann::json::array();
+    if (description) {
+      tx.exec("UPDATE models SET description = $2, updated_at = now() WHERE id = $1",
+              {before.id, *description});
+      changed.push_back("description");
+    }
+    if (arch) {
+      // The planner and the summaries read the architecture by name: a live run
+      // would change under its own plan.
+      refuse_while_live(tx, before.spec.name, "changed");
+      tx.exec(
+          "UPDATE models SET config = $2::jsonb, source_yaml = $3, updated_at = now() "
+          "WHERE id = $1",
+          {before.id, arch->parse.config.dump(),
+           arch->yaml ? db::Param(*arch->yaml) : db::Param()});
+      changed.push_back("config");
+    }
+    audit(tx, rc, "update", "model", before.id, {{"name", before.spec.name}, {"changed", changed}});
+    return require_model(tx, before.spec.name);
+  });
+  return json_response(200, model_json(m, true));
+}
+
+http::Response delete_model(ApiContext& ctx, http::RequestContext& rc) {
+  ctx.db.transact([&](db::Transaction& tx) {
+    const StoredModel m = require_model(tx, rc.param("name"));
+    check_may_change(rc, m, "deleted");
+    refuse_while_live(tx, m.spec.name, "deleted");
+    tx.exec("DELETE FROM models WHERE id = $1", {m.id});
+    audit(tx, rc, "delete", "model", m.id, {{"name", m.spec.name}});
+  });
+  return http::Response::empty(204);
+}
+
 }  // namespace
 
 void register_model_routes(http::Router& router, ApiContext& ctx) {
-  router.add("GET", "/api/v1/models", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto page = read_page(rc, ctx.cursor_key);
-    nlohmann::json items = nlohmann::json::array();
-    std::vector<int64_t> seqs;
-    ctx.db.transact(
-        [&](db::Transaction& tx) {
-          auto r = tx.exec(model_select("WHERE ($1::bigint IS NULL OR seq < $1) "
-                                        "ORDER BY seq DESC LIMIT $2"),
-                           {page.after_param(), page.limit_param()});
-          for (size_t i = 0; i < r.size(); ++i) {
-            items.push_back(model_json(stored_model(r, i), false));
-            seqs.push_back(r.int64(i, "seq"));
-          }
-        },
-        db::TxMode::read_only);
-    return json_response(200, page_response(std::move(items), seqs, page, ctx.cursor_key));
-  });
-
-  router.add("GET", "/api/v1/models/{name}", http::Access::reader,
-             [&ctx](http::RequestContext& rc) {
-               auto m = ctx.db.transact(
-                   [&](db::Transaction& tx) { return require_model(tx, rc.param("name")); },
-                   db::TxMode::read_only);
-               return json_response(200, model_json(m, true));
-             });
-
-  router.add("POST", "/api/v1/models", http::Access::writer, [&ctx](http::RequestContext& rc) {
-    auto body = http::parse_json_object(rc.request);
-    http::ObjectReader in(body);
-    auto name = in.string("name", true, 64);
-    auto description = in.string("description", false, 1000);
-    if (name && !valid_model_name(*name))
-      in.error("name", "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
-    auto arch = read_architecture(in, true);
-    in.reject_unknown_fields();
-    in.finish();
-    refuse_unparsed(*arch);
-
-    const std::string id = new_id("mdl");
-    auto m = ctx.db.transact([&](db::Transaction& tx) {
-      if (!tx.exec("SELECT 1 FROM models WHERE name = $1", {*name}).empty())
-        throw http::conflict("a model named '" + *name + "' exists");
-      tx.exec(
-          "INSERT INTO models (id, name, description, config, source_yaml, created_by) "
-          "VALUES ($1, $2, $3, $4::jsonb, $5, $6)",
-          {id, *name, description.value_or(""), arch->parse.config.dump(),
-           arch->yaml ? db::Param(*arch->yaml) : db::Param(), user_id(rc)});
-      const auto counts = core::count_parameters(*arch->parse.model);
-      audit(
-          tx, rc, "create", "model", id,
-          {{"name", *name}, {"parameters", counts.total}, {"form", arch->yaml ? "yaml" : "json"}});
-      return require_model(tx, *name);
-    });
-    return json_response(201, model_json(m, true));
-  });
-
-  router.add("PATCH", "/api/v1/models/{name}", http::Access::writer,
-             [&ctx](http::RequestContext& rc) {
-               auto body = http::parse_json_object(rc.request);
-               http::ObjectReader in(body);
-               auto description = in.string("description", false, 1000);
-               auto arch = read_architecture(in, false);
-               in.reject_unknown_fields();
-               in.finish();
-               if (arch) refuse_unparsed(*arch);
-               auto m = ctx.db.transact([&](db::Transaction& tx) {
-                 const StoredModel before = require_model(tx, rc.param("name"));
-                 check_may_change(rc, before, "changed");
-                 nlohmann::json changed = nlohmann::json::array();
-                 if (description) {
-                   tx.exec("UPDATE models SET description = $2, updated_at = now() WHERE id = $1",
-                           {before.id, *description});
-                   changed.push_back("description");
-                 }
-                 if (arch) {
-                   // The planner and the summaries read the architecture by name: a live run
-                   // would change under its own plan.
-                   refuse_while_live(tx, before.spec.name, "changed");
-                   tx.exec(
-                       "UPDATE models SET config = $2::jsonb, source_yaml = $3, updated_at = now() "
-                       "WHERE id = $1",
-                       {before.id, arch->parse.config.dump(),
-                        arch->yaml ? db::Param(*arch->yaml) : db::Param()});
-                   changed.push_back("config");
-                 }
-                 audit(tx, rc, "update", "model", before.id,
-                       {{"name", before.spec.name}, {"changed", changed}});
-                 return require_model(tx, before.spec.name);
-               });
-               return json_response(200, model_json(m, true));
-             });
-
-  router.add("DELETE", "/api/v1/models/{name}", http::Access::writer,
-             [&ctx](http::RequestContext& rc) {
-               ctx.db.transact([&](db::Transaction& tx) {
-                 const StoredModel m = require_model(tx, rc.param("name"));
-                 check_may_change(rc, m, "deleted");
-                 refuse_while_live(tx, m.spec.name, "deleted");
-                 tx.exec("DELETE FROM models WHERE id = $1", {m.id});
-                 audit(tx, rc, "delete", "model", m.id, {{"name", m.spec.name}});
-               });
-               return http::Response::empty(204);
-             });
+  RouteTable routes(router, ctx);
+  routes.add("GET", "/api/v1/models", http::Access::reader, list_models);
+  routes.add("GET", "/api/v1/models/{name}", http::Access::reader, get_model);
+  routes.add("POST", "/api/v1/models", http::Access::writer, create_model);
+  routes.add("PATCH", "/api/v1/models/{name}", http::Access::writer, update_model);
+  routes.add("DELETE", "/api/v1/models/{name}", http::Access::writer, delete_model);
 }
 
 }  // namespace podium::api

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/api/api_context.h"
+#include "backend/api/route_table.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/cursor.h"
 #include "backend/common/problem.h"
@@ -373,10 +374,9 @@ http::Response stream_logs(ApiContext& ctx, http::RequestContext& rc) {
 }  // namespace
 
 void register_run_log_routes(http::Router& router, ApiContext& ctx) {
-  router.add("GET", "/api/v1/runs/{id}/logs", http::Access::reader,
-             [&ctx](http::RequestContext& rc) { return list_logs(ctx, rc); });
-  router.add("GET", "/api/v1/runs/{id}/logs/stream", http::Access::reader,
-             [&ctx](http::RequestContext& rc) { return stream_logs(ctx, rc); });
+  RouteTable routes(router, ctx);
+  routes.add("GET", "/api/v1/runs/{id}/logs", http::Access::reader, list_logs);
+  routes.add("GET", "/api/v1/runs/{id}/logs/stream", http::Access::reader, stream_logs);
 }
 
 }  // namespace podium::api

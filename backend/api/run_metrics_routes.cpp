@@ -7,6 +7,7 @@
 
 #include "backend/api/api_context.h"
 #include "backend/api/plan_check.h"
+#include "backend/api/route_table.h"
 #include "backend/api/run_summary_store.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
@@ -144,10 +145,9 @@ http::Response summary(ApiContext& ctx, http::RequestContext& rc) {
 }  // namespace
 
 void register_run_metrics_routes(http::Router& router, ApiContext& ctx) {
-  router.add("GET", "/api/v1/runs/{id}/metrics", http::Access::reader,
-             [&ctx](http::RequestContext& rc) { return metrics(ctx, rc); });
-  router.add("GET", "/api/v1/runs/{id}/summary", http::Access::reader,
-             [&ctx](http::RequestContext& rc) { return summary(ctx, rc); });
+  RouteTable routes(router, ctx);
+  routes.add("GET", "/api/v1/runs/{id}/metrics", http::Access::reader, metrics);
+  routes.add("GET", "/api/v1/runs/{id}/summary", http::Access::reader, summary);
 }
 
 }  // namespace podium::api

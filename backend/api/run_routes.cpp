@@ -4,6 +4,7 @@
 #include "backend/api/compile_check.h"
 #include "backend/api/launch_policy_check.h"
 #include "backend/api/resolve.h"
+#include "backend/api/route_table.h"
 #include "backend/api/run_submission.h"
 #include "backend/api/run_view.h"
 #include "backend/api/sql_util.h"
@@ -24,200 +25,204 @@ void require_owner(const http::RequestContext& rc, const db::Result& r) {
     throw http::forbidden("only the run's owner or an admin may change it");
 }
 
+http::Response list_runs(ApiContext& ctx, http::RequestContext& rc) {
+  auto page = read_page(rc, ctx.cursor_key);
+  const auto& q = rc.request;
+  auto state = q.query_param("state");
+  if (state && !sched::parse_run_state(*state))
+    throw http::bad_request("unknown state '" + *state + "'", {{"state", "must be a run state"}});
+  auto param = [&](const char* k) {
+    return q.query_param(k) ? db::Param(*q.query_param(k)) : db::Param();
+  };
+  auto r = ctx.db.transact(
+      [&](db::Transaction& tx) {
+        return tx.exec(
+            run_select() +
+                "WHERE ($1::bigint IS NULL OR r.seq < $1) AND ($3::text IS NULL OR r.state = $3) "
+                "AND ($4::text IS NULL OR c.id = $4 OR c.name = $4) AND ($5::text IS NULL OR "
+                "r.model = $5) "
+                "AND ($6::text IS NULL OR u.username = $6 OR r.owner_id = $6) "
+                "AND ($7::text IS NULL OR $7 = ANY(r.tags)) "
+                "AND ($8::text IS NULL OR strpos(lower(r.name), lower($8)) > 0) "
+                "ORDER BY r.seq DESC LIMIT $2",
+            {page.after_param(), page.limit_param(), state, param("cluster"), param("model"),
+             param("owner"), param("tag"), param("q")});
+      },
+      db::TxMode::read_only);
+  nlohmann::json items = nlohmann::json::array();
+  std::vector<int64_t> seqs;
+  for (size_t i = 0; i < r.size(); ++i) {
+    items.push_back(run_json(r, i, false));
+    seqs.push_back(r.int64(i, "seq"));
+  }
+  return json_response(200, page_response(std::move(items), seqs, page, ctx.cursor_key));
+}
+
+// Preflight: the same planning as submission, nothing stored.
+http::Response plan_run(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  auto plan =
+      ctx.db.transact([&](db::Transaction& tx) { return prepare_submission(tx, body).plan; },
+                      db::TxMode::read_only);
+  return json_response(200, plan);
+}
+
+http::Response submit_run(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  const std::string id = new_id("run");
+  auto r = ctx.db.transact([&](db::Transaction& tx) {
+    auto s = prepare_submission(tx, body);  // 400 field errors, 422 unknown cluster/dataset
+    enforce_launch_policy(tx, s.spec, s.cluster_id, *rc.principal);  // 403 when not allowed
+    if (s.plan_blocked) {
+      auto p = http::unprocessable(
+          "the plan has errors; fix them, or skip their checks with \"skip_checks\" (the "
+          "error's \"check\")");
+      p.extra["plan"] = s.plan;
+      throw p;
+    }
+    // Submitted despite errors: every one of them is in a skipped check.
+    const bool forced = !s.plan_ok;
+    nlohmann::json skipped_checks = nlohmann::json::array();
+    for (const auto& [check, codes] : s.skipped) skipped_checks.push_back(check);
+    tx.exec(
+        "INSERT INTO runs (id, name, owner_id, cluster_id, dataset_id, model, workload, spec, "
+        "plan, forced, "
+        "state, priority, tags, code_bundle, skipped_checks) VALUES ($1, $2, $3, $4, $5, $6, "
+        "$7, $8::jsonb, $9::jsonb, $10, 'queued', $11, "
+        "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)), $13, "
+        "ARRAY(SELECT jsonb_array_elements_text($14::jsonb)))",
+        {id, s.spec.name, user_id(rc), s.cluster_id, s.dataset_id, s.spec.model.value_or(""),
+         core::to_string(s.spec.workload),
+         s.spec_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+         s.plan.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+         forced ? "true" : "false", s.spec.priority, nlohmann::json(s.spec.tags).dump(),
+         s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param(), skipped_checks.dump()});
+    tx.exec(
+        "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, "
+        "'queued', $2)",
+        {id, forced ? "submitted despite plan errors, skipping " + skipped_checks.dump()
+                    : "submitted"});
+    if (s.spec.preflight_compile) create_compile_check(ctx, tx, id, s, user_id(rc));
+    audit(tx, rc, "create", "run", id,
+          {{"name", s.spec.name}, {"forced", forced}, {"skipped_checks", skipped_checks}});
+    // One audit row per skipped check, with the plan errors it let through.
+    for (const auto& [check, codes] : s.skipped)
+      audit(tx, rc, "skip_check", "run", id,
+            {{"check", check}, {"errors", codes}, {"force", s.spec.force}});
+    tx.exec("SELECT pg_notify('podium_runs', $1)", {id});
+    return load_run(tx, id);
+  });
+  return json_response(201, run_json(r, 0, true));
+}
+
+http::Response get_run(ApiContext& ctx, http::RequestContext& rc) {
+  return json_response(200, run_json(load_run(ctx.db, rc.param("id")), 0, true));
+}
+
+http::Response request_cancel(ApiContext& ctx, http::RequestContext& rc) {
+  auto r = ctx.db.transact([&](db::Transaction& tx) {
+    auto cur =
+        tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE", {rc.param("id")});
+    if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
+    require_owner(rc, cur);
+    // Nothing running: cancelled at once. Otherwise every rank gets a cancel
+    // (SIGTERM, SIGKILL after the grace) and the run is cancelling until they ended.
+    auto outcome = sched::cancel_run(tx, rc.param("id"), rc.principal->display(), ctx.engine);
+    if (outcome == sched::CancelOutcome::finished)
+      throw http::conflict("the run is already " + cur.at(0, "state"));
+    if (outcome != sched::CancelOutcome::already_cancelling)
+      audit(tx, rc, "cancel", "run", rc.param("id"));
+    return load_run(tx, rc.param("id"));
+  });
+  return json_response(200, run_json(r, 0, false));
+}
+
+http::Response delete_run(ApiContext& ctx, http::RequestContext& rc) {
+  ctx.db.transact([&](db::Transaction& tx) {
+    auto cur =
+        tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE", {rc.param("id")});
+    if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
+    require_owner(rc, cur);
+    if (!sched::is_terminal_run_state(cur.at(0, "state")))
+      throw http::conflict("the run is " + cur.at(0, "state") +
+                           "; cancel it and wait until it finished");
+    tx.exec("DELETE FROM runs WHERE id = $1", {rc.param("id")});
+    audit(tx, rc, "delete", "run", rc.param("id"));
+  });
+  return http::Response::empty(204);
+}
+
+http::Response list_run_events(ApiContext& ctx, http::RequestContext& rc) {
+  auto r = ctx.db.transact(
+      [&](db::Transaction& tx) {
+        load_run(tx, rc.param("id"));
+        return tx.exec("SELECT id, " + rfc3339("at") +
+                           " AS at, from_state, to_state, cause, kind, "
+                           "detail::text AS detail FROM run_events WHERE "
+                           "run_id = $1 ORDER BY id",
+                       {rc.param("id")});
+      },
+      db::TxMode::read_only);
+  nlohmann::json items = nlohmann::json::array();
+  for (size_t i = 0; i < r.size(); ++i)
+    items.push_back({{"at", r.at(i, "at")},
+                     {"from_state", nullable_string(r, i, "from_state")},
+                     {"to_state", r.at(i, "to_state")},
+                     {"cause", r.at(i, "cause")},
+                     {"kind", r.at(i, "kind")},
+                     {"detail", json_column(r, i, "detail").value_or(nullptr)}});
+  return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
+}
+
+// What an external executor was or would be given (the sbatch script, the JobSet YAML).
+http::Response get_run_manifest(ApiContext& ctx, http::RequestContext& rc) {
+  auto out = ctx.db.transact(
+      [&](db::Transaction& tx) -> std::optional<nlohmann::json> {
+        load_run(tx, rc.param("id"));
+        if (!ctx.external) return std::nullopt;
+        return ctx.external->manifest(tx, rc.param("id"));
+      },
+      db::TxMode::read_only);
+  if (!out)
+    throw http::conflict("run " + rc.param("id") +
+                         " runs on Podium's agents (its cluster's executor is agent): there is no "
+                         "engine manifest");
+  return json_response(200, *out);
+}
+
+http::Response list_checkpoints(ApiContext& ctx, http::RequestContext& rc) {
+  auto r = ctx.db.transact(
+      [&](db::Transaction& tx) {
+        load_run(tx, rc.param("id"));
+        return tx.exec("SELECT id, attempt_id, step, uri, bytes, " + rfc3339("created_at") +
+                           " AS created_at FROM checkpoints WHERE run_id = $1 ORDER BY step",
+                       {rc.param("id")});
+      },
+      db::TxMode::read_only);
+  nlohmann::json items = nlohmann::json::array();
+  for (size_t i = 0; i < r.size(); ++i)
+    items.push_back({{"id", r.at(i, "id")},
+                     {"attempt_id", nullable_string(r, i, "attempt_id")},
+                     {"step", r.int64(i, "step")},
+                     {"uri", r.at(i, "uri")},
+                     {"bytes", nullable_int(r, i, "bytes")},
+                     {"created_at", r.at(i, "created_at")}});
+  return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
+}
+
 }  // namespace
 
 void register_run_routes(http::Router& router, ApiContext& ctx) {
-  router.add("GET", "/api/v1/runs", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto page = read_page(rc, ctx.cursor_key);
-    const auto& q = rc.request;
-    auto state = q.query_param("state");
-    if (state && !sched::parse_run_state(*state))
-      throw http::bad_request("unknown state '" + *state + "'", {{"state", "must be a run state"}});
-    auto param = [&](const char* k) {
-      return q.query_param(k) ? db::Param(*q.query_param(k)) : db::Param();
-    };
-    auto r = ctx.db.transact(
-        [&](db::Transaction& tx) {
-          return tx.exec(
-              run_select() +
-                  "WHERE ($1::bigint IS NULL OR r.seq < $1) AND ($3::text IS NULL OR r.state = $3) "
-                  "AND ($4::text IS NULL OR c.id = $4 OR c.name = $4) AND ($5::text IS NULL OR "
-                  "r.model = $5) "
-                  "AND ($6::text IS NULL OR u.username = $6 OR r.owner_id = $6) "
-                  "AND ($7::text IS NULL OR $7 = ANY(r.tags)) "
-                  "AND ($8::text IS NULL OR strpos(lower(r.name), lower($8)) > 0) "
-                  "ORDER BY r.seq DESC LIMIT $2",
-              {page.after_param(), page.limit_param(), state, param("cluster"), param("model"),
-               param("owner"), param("tag"), param("q")});
-        },
-        db::TxMode::read_only);
-    nlohmann::json items = nlohmann::json::array();
-    std::vector<int64_t> seqs;
-    for (size_t i = 0; i < r.size(); ++i) {
-      items.push_back(run_json(r, i, false));
-      seqs.push_back(r.int64(i, "seq"));
-    }
-    return json_response(200, page_response(std::move(items), seqs, page, ctx.cursor_key));
-  });
-
-  // Preflight: the same planning as submission, nothing stored.
-  router.add("POST", "/api/v1/plan", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    auto body = http::parse_json_object(rc.request);
-    auto plan =
-        ctx.db.transact([&](db::Transaction& tx) { return prepare_submission(tx, body).plan; },
-                        db::TxMode::read_only);
-    return json_response(200, plan);
-  });
-
-  router.add("POST", "/api/v1/runs", http::Access::writer, [&ctx](http::RequestContext& rc) {
-    auto body = http::parse_json_object(rc.request);
-    const std::string id = new_id("run");
-    auto r = ctx.db.transact([&](db::Transaction& tx) {
-      auto s = prepare_submission(tx, body);  // 400 field errors, 422 unknown cluster/dataset
-      enforce_launch_policy(tx, s.spec, s.cluster_id, *rc.principal);  // 403 when not allowed
-      if (s.plan_blocked) {
-        auto p = http::unprocessable(
-            "the plan has errors; fix them, or skip their checks with \"skip_checks\" (the "
-            "error's \"check\")");
-        p.extra["plan"] = s.plan;
-        throw p;
-      }
-      // Submitted despite errors: every one of them is in a skipped check.
-      const bool forced = !s.plan_ok;
-      nlohmann::json skipped_checks = nlohmann::json::array();
-      for (const auto& [check, codes] : s.skipped) skipped_checks.push_back(check);
-      tx.exec(
-          "INSERT INTO runs (id, name, owner_id, cluster_id, dataset_id, model, workload, spec, "
-          "plan, forced, "
-          "state, priority, tags, code_bundle, skipped_checks) VALUES ($1, $2, $3, $4, $5, $6, "
-          "$7, $8::jsonb, $9::jsonb, $10, 'queued', $11, "
-          "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)), $13, "
-          "ARRAY(SELECT jsonb_array_elements_text($14::jsonb)))",
-          {id, s.spec.name, user_id(rc), s.cluster_id, s.dataset_id, s.spec.model.value_or(""),
-           core::to_string(s.spec.workload),
-           s.spec_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-           s.plan.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-           forced ? "true" : "false", s.spec.priority, nlohmann::json(s.spec.tags).dump(),
-           s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param(),
-           skipped_checks.dump()});
-      tx.exec(
-          "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, "
-          "'queued', $2)",
-          {id, forced ? "submitted despite plan errors, skipping " + skipped_checks.dump()
-                      : "submitted"});
-      if (s.spec.preflight_compile) create_compile_check(ctx, tx, id, s, user_id(rc));
-      audit(tx, rc, "create", "run", id,
-            {{"name", s.spec.name}, {"forced", forced}, {"skipped_checks", skipped_checks}});
-      // One audit row per skipped check, with the plan errors it let through.
-      for (const auto& [check, codes] : s.skipped)
-        audit(tx, rc, "skip_check", "run", id,
-              {{"check", check}, {"errors", codes}, {"force", s.spec.force}});
-      tx.exec("SELECT pg_notify('podium_runs', $1)", {id});
-      return load_run(tx, id);
-    });
-    return json_response(201, run_json(r, 0, true));
-  });
-
-  router.add("GET", "/api/v1/runs/{id}", http::Access::reader, [&ctx](http::RequestContext& rc) {
-    return json_response(200, run_json(load_run(ctx.db, rc.param("id")), 0, true));
-  });
-
-  router.add(
-      "POST", "/api/v1/runs/{id}/cancel", http::Access::writer, [&ctx](http::RequestContext& rc) {
-        auto r = ctx.db.transact([&](db::Transaction& tx) {
-          auto cur = tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE",
-                             {rc.param("id")});
-          if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
-          require_owner(rc, cur);
-          // Nothing running: cancelled at once. Otherwise every rank gets a cancel
-          // (SIGTERM, SIGKILL after the grace) and the run is cancelling until they ended.
-          auto outcome = sched::cancel_run(tx, rc.param("id"), rc.principal->display(), ctx.engine);
-          if (outcome == sched::CancelOutcome::finished)
-            throw http::conflict("the run is already " + cur.at(0, "state"));
-          if (outcome != sched::CancelOutcome::already_cancelling)
-            audit(tx, rc, "cancel", "run", rc.param("id"));
-          return load_run(tx, rc.param("id"));
-        });
-        return json_response(200, run_json(r, 0, false));
-      });
-
-  router.add("DELETE", "/api/v1/runs/{id}", http::Access::writer, [&ctx](http::RequestContext& rc) {
-    ctx.db.transact([&](db::Transaction& tx) {
-      auto cur = tx.exec("SELECT id, owner_id, state FROM runs WHERE id = $1 FOR UPDATE",
-                         {rc.param("id")});
-      if (cur.empty()) throw http::not_found("no run " + rc.param("id"));
-      require_owner(rc, cur);
-      if (!sched::is_terminal_run_state(cur.at(0, "state")))
-        throw http::conflict("the run is " + cur.at(0, "state") +
-                             "; cancel it and wait until it finished");
-      tx.exec("DELETE FROM runs WHERE id = $1", {rc.param("id")});
-      audit(tx, rc, "delete", "run", rc.param("id"));
-    });
-    return http::Response::empty(204);
-  });
-
-  router.add("GET", "/api/v1/runs/{id}/events", http::Access::reader,
-             [&ctx](http::RequestContext& rc) {
-               auto r = ctx.db.transact(
-                   [&](db::Transaction& tx) {
-                     load_run(tx, rc.param("id"));
-                     return tx.exec("SELECT id, " + rfc3339("at") +
-                                        " AS at, from_state, to_state, cause, kind, "
-                                        "detail::text AS detail FROM run_events WHERE "
-                                        "run_id = $1 ORDER BY id",
-                                    {rc.param("id")});
-                   },
-                   db::TxMode::read_only);
-               nlohmann::json items = nlohmann::json::array();
-               for (size_t i = 0; i < r.size(); ++i)
-                 items.push_back({{"at", r.at(i, "at")},
-                                  {"from_state", nullable_string(r, i, "from_state")},
-                                  {"to_state", r.at(i, "to_state")},
-                                  {"cause", r.at(i, "cause")},
-                                  {"kind", r.at(i, "kind")},
-                                  {"detail", json_column(r, i, "detail").value_or(nullptr)}});
-               return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
-             });
-
-  // What an external executor was or would be given (the sbatch script, the JobSet YAML).
-  router.add("GET", "/api/v1/runs/{id}/manifest", http::Access::reader,
-             [&ctx](http::RequestContext& rc) {
-               auto out = ctx.db.transact(
-                   [&](db::Transaction& tx) -> std::optional<nlohmann::json> {
-                     load_run(tx, rc.param("id"));
-                     if (!ctx.external) return std::nullopt;
-                     return ctx.external->manifest(tx, rc.param("id"));
-                   },
-                   db::TxMode::read_only);
-               if (!out)
-                 throw http::conflict(
-                     "run " + rc.param("id") +
-                     " runs on Podium's agents (its cluster's executor is agent): there is no "
-                     "engine manifest");
-               return json_response(200, *out);
-             });
-
-  router.add("GET", "/api/v1/runs/{id}/checkpoints", http::Access::reader,
-             [&ctx](http::RequestContext& rc) {
-               auto r = ctx.db.transact(
-                   [&](db::Transaction& tx) {
-                     load_run(tx, rc.param("id"));
-                     return tx.exec(
-                         "SELECT id, attempt_id, step, uri, bytes, " + rfc3339("created_at") +
-                             " AS created_at FROM checkpoints WHERE run_id = $1 ORDER BY step",
-                         {rc.param("id")});
-                   },
-                   db::TxMode::read_only);
-               nlohmann::json items = nlohmann::json::array();
-               for (size_t i = 0; i < r.size(); ++i)
-                 items.push_back({{"id", r.at(i, "id")},
-                                  {"attempt_id", nullable_string(r, i, "attempt_id")},
-                                  {"step", r.int64(i, "step")},
-                                  {"uri", r.at(i, "uri")},
-                                  {"bytes", nullable_int(r, i, "bytes")},
-                                  {"created_at", r.at(i, "created_at")}});
-               return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
-             });
+  RouteTable routes(router, ctx);
+  routes.add("GET", "/api/v1/runs", http::Access::reader, list_runs);
+  routes.add("POST", "/api/v1/plan", http::Access::reader, plan_run);
+  routes.add("POST", "/api/v1/runs", http::Access::writer, submit_run);
+  routes.add("GET", "/api/v1/runs/{id}", http::Access::reader, get_run);
+  routes.add("POST", "/api/v1/runs/{id}/cancel", http::Access::writer, request_cancel);
+  routes.add("DELETE", "/api/v1/runs/{id}", http::Access::writer, delete_run);
+  routes.add("GET", "/api/v1/runs/{id}/events", http::Access::reader, list_run_events);
+  routes.add("GET", "/api/v1/runs/{id}/manifest", http::Access::reader, get_run_manifest);
+  routes.add("GET", "/api/v1/runs/{id}/checkpoints", http::Access::reader, list_checkpoints);
 }
 
 }  // namespace podium::api

@@ -109,4 +109,18 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_query(std:
   return out;
 }
 
+bool parse_target(std::string_view target, std::string& path,
+                  std::vector<std::pair<std::string, std::string>>& query) {
+  if (target.empty() || target.front() != '/') return false;
+  const size_t q = target.find('?');
+  auto decoded_path = decode_percent(target.substr(0, q), false);
+  auto decoded_query = q == std::string_view::npos
+                           ? std::make_optional<std::vector<std::pair<std::string, std::string>>>()
+                           : parse_query(target.substr(q + 1));
+  if (!decoded_path || !decoded_query) return false;
+  path = std::move(*decoded_path);
+  query = std::move(*decoded_query);
+  return true;
+}
+
 }  // namespace podium::http

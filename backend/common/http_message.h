@@ -78,9 +78,16 @@ struct Response {
   static Response empty(int status);
 };
 
-// Percent-decoding and query parsing live here (not in Beast) so they are unit-testable.
+// Percent-decoding and query parsing live here (not in Beast) so they are unit-testable, and
+// the sanitizer and fuzz builds (fuzz/router_fuzzer.cpp), which compile no Boost, cover them.
+// Not Boost.URL: its strict RFC 3986 grammar would refuse targets served today (raw UTF-8 bytes,
+// '{', '|'), and the adapter to it would be longer than these functions.
 // decode_percent returns nullopt for malformed escapes or an encoded NUL.
 std::optional<std::string> decode_percent(std::string_view in, bool plus_is_space);
 std::optional<std::vector<std::pair<std::string, std::string>>> parse_query(std::string_view q);
+// A request target in origin form ("/path?query") split into its decoded path and query; false
+// (path and query untouched) for another form or a malformed escape: the HTTP layer's 400.
+bool parse_target(std::string_view target, std::string& path,
+                  std::vector<std::pair<std::string, std::string>>& query);
 
 }  // namespace podium::http

@@ -16,9 +16,16 @@ std::vector<std::string> split_path(std::string_view path) {
   return out;
 }
 
-void Router::add(std::string method, std::string pattern, Access access, Handler handler) {
-  Route r{std::move(method), pattern, access, std::move(handler), split_path(pattern)};
+void Router::add(std::string method, std::string pattern, Access access, Handler handler,
+                 RouteTraits traits) {
+  Route r{std::move(method),  pattern,           access,
+          std::move(handler), std::move(traits), split_path(pattern)};
   routes_.push_back(std::move(r));
+}
+
+RouteTraits Router::traits(std::string_view method, std::string_view target) const {
+  const auto m = match(method, target.substr(0, target.find('?')));
+  return m.route ? m.route->traits : RouteTraits{};
 }
 
 Router::Match Router::match(std::string_view method, std::string_view raw_path) const {

@@ -2,6 +2,8 @@
 // Method + path-pattern routing with "{param}" segments. Matching works on the raw path so that
 // an encoded "/" (%2F) inside a parameter stays inside that parameter and can never walk the tree.
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <optional>
@@ -34,17 +36,46 @@ struct RequestContext {
 
 using Handler = std::function<Response(RequestContext&)>;
 
+// The handler threads a route's requests run on. Liveness (agent heartbeats) has a small pool
+// of its own and database connections reserved for it, so it never waits behind other work and
+// is never refused for a full queue.
+enum class Lane { standard, liveness };
+
+// A body larger than the server's limit (code bundle uploads): its own limit, and a deadline
+// for the whole request instead of the read deadline.
+struct LargeBody {
+  size_t max_bytes = 0;
+  std::chrono::seconds deadline{0};
+};
+
+// What the HTTP layer reads from the route table once a request's head has arrived, before it
+// reads the body or picks a handler thread.
+struct RouteTraits {
+  Lane lane = Lane::standard;
+  std::optional<LargeBody> large_body;  // nullopt: the server's body limit and read deadline
+};
+
+// The route table's words for the two exceptions to the defaults.
+inline RouteTraits liveness_lane() {
+  return {Lane::liveness, std::nullopt};
+}
+inline RouteTraits large_body(size_t max_bytes, std::chrono::seconds deadline) {
+  return {Lane::standard, LargeBody{max_bytes, deadline}};
+}
+
 struct Route {
   std::string method;
   std::string pattern;
   Access access;
   Handler handler;
+  RouteTraits traits;
   std::vector<std::string> segments;  // pattern split on '/'
 };
 
 class Router {
  public:
-  void add(std::string method, std::string pattern, Access access, Handler handler);
+  void add(std::string method, std::string pattern, Access access, Handler handler,
+           RouteTraits traits = {});
 
   struct Match {
     const Route* route = nullptr;
@@ -54,6 +85,8 @@ class Router {
   };
   // raw_path: the request target before '?', not decoded.
   Match match(std::string_view method, std::string_view raw_path) const;
+  // The traits of the route a request target (query included) reaches; defaults when none.
+  RouteTraits traits(std::string_view method, std::string_view target) const;
   const std::vector<Route>& routes() const { return routes_; }
 
  private:

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/common/http_message.h"
+#include "backend/common/router.h"
 
 namespace podium::http {
 
@@ -24,11 +25,6 @@ struct ServerOptions {
   int port = 8080;  // 0 picks a free port (see HttpServer::port())
   size_t max_body_bytes = 8 * 1024 * 1024;
   size_t max_header_bytes = 16 * 1024;
-  // PUT requests whose target starts with large_body_prefix (code bundle uploads) get their own
-  // body limit and a longer deadline for the whole request. "" disables the exception.
-  std::string large_body_prefix;
-  size_t max_large_body_bytes = 128 * 1024 * 1024;
-  std::chrono::seconds large_body_timeout{600};
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds idle_timeout{60};
   std::chrono::seconds write_timeout{30};
@@ -38,9 +34,10 @@ struct ServerOptions {
   // of queueing without limit. Parked waits (long-polls, idle streams) hold no thread and do
   // not count.
   int max_queued_requests = 256;
-  // Requests to these paths run on their own small pool, so that liveness (agent heartbeats)
-  // never waits behind other work and is never refused for a full queue.
-  std::vector<std::string> priority_paths = {"/api/v1/agent/heartbeat"};
+  // The route table, read once a request's head has arrived: a route's lane (liveness runs on
+  // its own pool of priority_threads, never refused for a full queue) and its body limit
+  // (RouteTraits). Null: every request takes the standard lane and max_body_bytes.
+  const Router* routes = nullptr;
   int priority_threads = 2;
   int io_threads = 2;
   // PEM certificate chain and key: HTTPS on this listener (TLS 1.2 and later). Both or neither.

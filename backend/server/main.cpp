@@ -281,8 +281,7 @@ int run(int argc, char** argv) {
   so.host = config.listen_host;
   so.port = config.listen_port;
   so.max_body_bytes = config.max_body_bytes;
-  so.large_body_prefix = "/api/v1/bundles/";
-  so.max_large_body_bytes = config.max_bundle_bytes;
+  so.routes = &app.router();  // lanes and large bodies (code bundles) are declared there
   so.max_header_bytes = config.max_header_bytes;
   so.read_timeout = config.read_timeout;
   so.idle_timeout = config.idle_timeout;

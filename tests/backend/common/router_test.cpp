@@ -62,6 +62,23 @@ TEST(Router, HeadIsServedByGet) {
   EXPECT_NE(r.match("HEAD", "/healthz").route, nullptr);
 }
 
+TEST(Router, TraitsAreTheMatchedRoutesAndDefaultsElsewhere) {
+  Router r;
+  r.add("POST", "/api/v1/agent/heartbeat", Access::agent, named("beat"), liveness_lane());
+  r.add("PUT", "/api/v1/bundles/{digest}", Access::writer, named("put"),
+        large_body(4096, std::chrono::seconds(60)));
+  r.add("GET", "/api/v1/bundles/{digest}", Access::reader, named("get"));
+  EXPECT_EQ(r.traits("POST", "/api/v1/agent/heartbeat?x=1").lane, Lane::liveness);
+  const auto put = r.traits("PUT", "/api/v1/bundles/sha256%3Aab");
+  ASSERT_TRUE(put.large_body.has_value());
+  EXPECT_EQ(put.large_body->max_bytes, 4096u);
+  EXPECT_EQ(put.lane, Lane::standard);
+  // Another method on the same path, an unknown path: the defaults.
+  EXPECT_FALSE(r.traits("GET", "/api/v1/bundles/sha256%3Aab").large_body.has_value());
+  EXPECT_EQ(r.traits("GET", "/api/v1/agent/heartbeat").lane, Lane::standard);
+  EXPECT_FALSE(r.traits("PUT", "/api/v1/bundles/a/b").large_body.has_value());
+}
+
 TEST(HttpMessage, DecodesQueryStrings) {
   auto q = parse_query("a=1&b=hello+world&c=%27%3B%20DROP&empty=&flag");
   ASSERT_TRUE(q.has_value());
@@ -77,6 +94,26 @@ TEST(HttpMessage, RejectsMalformedAndNulEscapes) {
   EXPECT_FALSE(parse_query("a=%G0").has_value());
   EXPECT_FALSE(decode_percent("x%00y", false).has_value());
   EXPECT_EQ(decode_percent("a+b", false).value(), "a+b");
+}
+
+TEST(HttpMessage, SplitsAnOriginFormTargetIntoPathAndQuery) {
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> query;
+  ASSERT_TRUE(parse_target("/api/v1/runs/a%20b?state=queued&q=x+y", path, query));
+  EXPECT_EQ(path, "/api/v1/runs/a b");
+  ASSERT_EQ(query.size(), 2u);
+  EXPECT_EQ(query[1], (std::pair<std::string, std::string>{"q", "x y"}));
+  ASSERT_TRUE(parse_target("/healthz", path, query));
+  EXPECT_EQ(path, "/healthz");
+  EXPECT_TRUE(query.empty());
+  // Not origin form, a bad escape in the path or the query, an encoded NUL: refused, untouched.
+  EXPECT_FALSE(parse_target("", path, query));
+  EXPECT_FALSE(parse_target("*", path, query));
+  EXPECT_FALSE(parse_target("http://example.com/healthz", path, query));
+  EXPECT_FALSE(parse_target("/runs/%zz", path, query));
+  EXPECT_FALSE(parse_target("/runs?a=%2", path, query));
+  EXPECT_FALSE(parse_target("/runs/%00", path, query));
+  EXPECT_EQ(path, "/healthz");
 }
 
 TEST(HttpMessage, HeaderLookupIsCaseInsensitive) {

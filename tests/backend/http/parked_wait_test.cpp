@@ -184,10 +184,14 @@ TEST_F(ParkedWaits, WakeUpsReachTheirKeyTheirChannelOrEverything) {
 }
 
 TEST_F(ParkedWaits, AFullQueueIsRefusedAtOnceWhileHeartbeatsKeepTheirLane) {
+  // The lane is the route's: the server reads it from the route table (it calls no handler
+  // of the table here; handle() answers every request).
+  Router routes;
+  routes.add("GET", "/heartbeat", Access::open, {}, liveness_lane());
   ServerOptions o;
   o.handler_threads = 2;
   o.max_queued_requests = 1;
-  o.priority_paths = {"/heartbeat"};
+  o.routes = &routes;
   start(o);
   // One at a time: a second request arriving before the first left the queue would find it full.
   auto s1 = get_async("/slow");
