@@ -1,16 +1,12 @@
 #include "backend/db/process_launcher.h"
 
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <thread>
+
+#include "engine/process/spawn.h"
 
 namespace podium::db {
 
@@ -23,41 +19,6 @@ std::string ProcessOutcome::describe() const {
 
 namespace {
 
-// Everything the child needs, prepared before fork: after fork in a multi-threaded process
-// only async-signal-safe calls are allowed (no allocation).
-struct Prepared {
-  std::vector<std::string> storage;
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-};
-
-// The child reports a failed setup step through the CLOEXEC pipe: which step and errno.
-struct ChildFailure {
-  int step;
-  int err;
-};
-constexpr const char* kSteps[] = {"setpgid",   "stdin",  "output", "chdir",
-                                  "setgroups", "setgid", "setuid", "exec"};
-
-[[noreturn]] void child_fail(int fd, int step) {
-  ChildFailure f{step, errno};
-  [[maybe_unused]] ssize_t n = ::write(fd, &f, sizeof f);
-  ::_exit(127);
-}
-
-void close_inherited_fds(int keep) {
-  // The server's sockets (its HTTP listener among them) must not leak into PostgreSQL, which
-  // would keep the port bound after podium-server exits. `keep` is the CLOEXEC report pipe.
-  bool done = true;
-  if (keep > 3) done = ::syscall(SYS_close_range, 3U, static_cast<unsigned>(keep - 1), 0U) == 0;
-  if (done && ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0U, 0U) == 0) return;
-  long max = ::sysconf(_SC_OPEN_MAX);
-  if (max < 0 || max > 65536) max = 65536;
-  for (int fd = 3; fd < max; ++fd) {
-    if (fd != keep) ::close(fd);
-  }
-}
-
 class PosixProcessLauncher final : public ProcessLauncher {
  public:
   ProcessOutcome run(const ProcessSpec& spec, std::chrono::milliseconds timeout) override {
@@ -66,102 +27,38 @@ class PosixProcessLauncher final : public ProcessLauncher {
       out.error = "empty command";
       return out;
     }
-    Prepared p;
-    p.storage.reserve(spec.argv.size() + spec.env.size());
-    for (const auto& a : spec.argv) p.storage.push_back(a);
-    for (const auto& e : spec.env) p.storage.push_back(e);
-    for (size_t i = 0; i < spec.argv.size(); ++i) p.argv.push_back(p.storage[i].data());
-    p.argv.push_back(nullptr);
-    for (size_t i = 0; i < spec.env.size(); ++i) {
-      p.envp.push_back(p.storage[spec.argv.size() + i].data());
+    process::Spec p;
+    p.argv = spec.argv;
+    p.env = spec.env;
+    p.cwd = spec.working_dir;
+    // Own process group, so that a timeout kills whatever the program started too.
+    p.group = process::Group::own_group;
+    if (spec.output.empty()) {
+      p.out = p.err = process::Stdio::null;
+    } else {
+      p.out = p.err = process::Stdio::file;
+      p.output_file = spec.output;
+      p.output_mode = 0640;
     }
-    p.envp.push_back(nullptr);
-    const std::string output = spec.output.empty() ? "/dev/null" : spec.output.string();
-    const std::string workdir = spec.working_dir.string();
-
-    int out_fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-    if (out_fd < 0) {
-      out.error = "cannot open " + output + ": " + std::strerror(errno);
-      return out;
+    if (spec.run_as) {
+      const auto& a = *spec.run_as;
+      p.account = process::Account{a.name, a.uid, a.gid, {a.gid}};
     }
-    int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int report[2];
-    if (null_fd < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
-      out.error = std::string("pipe: ") + std::strerror(errno);
-      ::close(out_fd);
-      if (null_fd >= 0) ::close(null_fd);
-      return out;
-    }
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      out.error = std::string("fork: ") + std::strerror(errno);
-      ::close(out_fd);
-      ::close(null_fd);
-      ::close(report[0]);
-      ::close(report[1]);
-      return out;
-    }
-    if (pid == 0) {
-      const int w = report[1];
-      // Own process group, so a timeout can kill whatever the program started too.
-      if (::setpgid(0, 0) != 0) child_fail(w, 0);
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      struct sigaction dfl {};
-      dfl.sa_handler = SIG_DFL;
-      for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr);
-      if (::dup2(null_fd, 0) < 0) child_fail(w, 1);
-      if (::dup2(out_fd, 1) < 0 || ::dup2(out_fd, 2) < 0) child_fail(w, 2);
-      if (::chdir(workdir.c_str()) != 0) child_fail(w, 3);
-      if (spec.run_as) {
-        const gid_t gid = spec.run_as->gid;
-        if (::setgroups(1, &gid) != 0) child_fail(w, 4);
-        if (::setgid(gid) != 0) child_fail(w, 5);
-        if (::setuid(spec.run_as->uid) != 0) child_fail(w, 6);
-      }
-      close_inherited_fds(w);
-      ::execve(p.argv[0], p.argv.data(), p.envp.data());
-      child_fail(w, 7);
-    }
-    ::close(out_fd);
-    ::close(null_fd);
-    ::close(report[1]);
-    ChildFailure failure{};
-    ssize_t n;
-    do {
-      n = ::read(report[0], &failure, sizeof failure);
-    } while (n < 0 && errno == EINTR);
-    ::close(report[0]);
-
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    int status = 0;
-    for (;;) {
-      pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) break;
-      if (r < 0 && errno != EINTR) {
-        out.error = std::string("waitpid: ") + std::strerror(errno);
-        return out;
-      }
-      if (std::chrono::steady_clock::now() >= deadline) {
-        ::kill(-pid, SIGKILL);
-        ::kill(pid, SIGKILL);
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        out.started = true;
-        out.timed_out = true;
-        return out;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (n == static_cast<ssize_t>(sizeof failure)) {
-      out.error = std::string(kSteps[failure.step]) + " " + spec.argv[0] + ": " +
-                  std::strerror(failure.err);
+    auto spawned = process::spawn(p);
+    if (!spawned.child) {
+      out.error = spawned.error;
       return out;
     }
     out.started = true;
-    if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
+    auto status = spawned.child->wait_for(timeout);
+    if (!status) {
+      spawned.child->signal_group(SIGKILL);
+      spawned.child->wait();
+      out.timed_out = true;
+      return out;
+    }
+    out.exit_code = status->exit_code.value_or(-1);
+    out.signal = status->signal.value_or(0);
     return out;
   }
 

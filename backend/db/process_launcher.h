@@ -26,7 +26,7 @@ struct ProcessSpec {
   std::vector<std::string> env;   // the child's whole environment, KEY=VALUE
   std::filesystem::path output;   // stdout and stderr appended here; empty: /dev/null
   std::filesystem::path working_dir = "/";
-  std::optional<RunAs> run_as;  // setgid/setuid in the child before exec
+  std::optional<RunAs> run_as;  // setgroups/setgid/setuid in the child before chdir and exec
 };
 
 struct ProcessOutcome {
@@ -53,7 +53,7 @@ class ProcessLauncher {
   virtual std::optional<ProcessInfo> inspect(pid_t pid) = 0;
 };
 
-// fork/exec, never a shell: arguments reach the program exactly as given.
+// engine/process, never a shell: arguments reach the program exactly as given.
 std::shared_ptr<ProcessLauncher> make_posix_process_launcher();
 
 }  // namespace podium::db

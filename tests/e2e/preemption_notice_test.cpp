@@ -2,16 +2,14 @@
 // standing in for Compute Engine's) ends the attempt `preempted` with no restart spent; while the
 // notice stands the hosts take no new ranks; when it is withdrawn the run resumes from its latest
 // checkpoint and succeeds.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "engine/client/http_client.h"
+#include "engine/process/spawn.h"
 #include "tests/e2e/support/e2e.h"
 
 namespace podium::e2e {
@@ -26,14 +24,14 @@ class MetadataEndpoint {
   explicit MetadataEndpoint(const std::filesystem::path& root) : root_(root), port_(free_port()) {
     std::filesystem::create_directories(instance_dir());
     set("FALSE", "NONE");
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const std::string port = std::to_string(port_);
-      const std::string dir = root_.string();
-      ::execl("/usr/bin/python3", "python3", "-m", "http.server", port.c_str(), "--bind",
-              "127.0.0.1", "--directory", dir.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+    process::Spec spec;
+    spec.argv = {"/usr/bin/python3", "-m",        "http.server", std::to_string(port_),
+                 "--bind",           "127.0.0.1", "--directory", root_.string()};
+    spec.group = process::Group::inherit;
+    spec.out = spec.err = process::Stdio::inherit;
+    auto spawned = process::spawn(spec);
+    if (!spawned.child) throw std::runtime_error("the metadata endpoint: " + spawned.error);
+    server_.emplace(std::move(*spawned.child));
     client::HttpClient probe(base());
     const bool up = eventually(
         [&] {
@@ -44,10 +42,7 @@ class MetadataEndpoint {
     if (!up) throw std::runtime_error("the metadata endpoint did not start");
   }
   ~MetadataEndpoint() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    server_.reset();  // SIGKILL and reaped
     std::error_code ec;
     std::filesystem::remove_all(root_, ec);
   }
@@ -67,7 +62,7 @@ class MetadataEndpoint {
   }
   std::filesystem::path root_;
   int port_;
-  pid_t pid_ = -1;
+  std::optional<process::Child> server_;
 };
 
 class PreemptionNotice : public E2eTest {

@@ -1,21 +1,25 @@
 #pragma once
-// A Podium binary run by a test: its own process group, stdin /dev/null, stdout and stderr
-// appended to a log file, killed with SIGKILL when the test binary dies (PR_SET_PDEATHSIG), and an
-// environment without the developer's PODIUM_* variables (only those the test sets), so that a
-// shell cannot change what a test runs. ServerProcess and the e2e WorkerProcess are built on it.
+// A Podium binary run by a test (through engine/process): its own process group, stdin /dev/null,
+// stdout and stderr appended to a log file, killed with SIGKILL when the test binary dies
+// (PR_SET_PDEATHSIG), and an environment without the developer's PODIUM_* variables (only those the
+// test sets), so that a shell cannot change what a test runs. ServerProcess and the e2e
+// WorkerProcess are built on it.
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/process/child.h"
+
 namespace podium::it {
 
-// args[0] is the executable's path. Throws std::runtime_error when the log cannot be created or
-// fork fails; an exec failure shows as exit status 127.
+// args[0] is the executable's path. Throws std::runtime_error when it cannot be started (the log
+// cannot be created, fork or exec fails: engine/process says which). The caller reaps the pid.
 pid_t spawn_logged(const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env,
                    const std::filesystem::path& log_path);
@@ -43,7 +47,7 @@ class LoggedChild {
   // `timeout` is a test failure (named `name`, with its log's tail) and gets SIGKILL.
   int terminate(std::chrono::milliseconds timeout, const std::string& name);
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const;  // -1 when not running
   int exit_status() const { return exit_status_; }
   const std::filesystem::path& log_path() const { return log_path_; }
   std::string log() const;  // the whole log so far
@@ -51,7 +55,7 @@ class LoggedChild {
 
  private:
   std::filesystem::path log_path_;
-  pid_t pid_ = -1;
+  std::optional<process::Child> child_;  // until reaped
   int exit_status_ = -1;
 };
 
