@@ -49,6 +49,8 @@ export type AttemptEnvironment = Schemas['AttemptEnvironment'];
 export type RunEvent = Schemas['RunEvent'];
 export type Checkpoint = Schemas['Checkpoint'];
 export type LogLine = Schemas['LogLine'];
+/** The data of the log stream's `state` event (its `log` events carry a LogLine). */
+export type LogStreamState = Schemas['LogStreamState'];
 
 export type Accelerator = Schemas['Accelerator'];
 export type Capacity = Schemas['Capacity'];

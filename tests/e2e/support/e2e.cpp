@@ -159,6 +159,7 @@ LogStream::LogStream(const Api& api, const std::string& run_id,
     auto err = http.stream_events(
         path,
         [&](const std::string& event, const std::string& data) {
+          it::check_event_against_contract(path, event, data);
           std::lock_guard lock(state->mu);
           if (state->names.size() < 500) state->names.push_back(event);
           if (event == "log") {

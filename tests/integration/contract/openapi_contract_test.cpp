@@ -98,6 +98,11 @@ const json kDocument = json::parse(R"({
         "404": {"$ref": "#/components/responses/NotFound"}}},
       "delete": {"operationId": "deleteThing", "responses": {"204": {"description": "gone"}}}
     },
+    "/api/v1/things/{id}/stream": {
+      "get": {"operationId": "streamThing", "responses": {
+        "200": {"content": {"text/event-stream": {"schema": {"type": "string"},
+                "x-podium-events": {"description": "d", "thing": {"$ref": "#/components/schemas/Thing"}}}}}}}
+    },
     "/api/v1/things/import": {
       "post": {"operationId": "importThing", "responses": {
         "201": {"content": {"text/plain; charset=utf-8": {"schema": {"type": "string"}}}}}}
@@ -138,6 +143,22 @@ TEST(OpenApiContract, HoldsEachResponseToItsOperationAndStatus) {
   EXPECT_TRUE(c.check("DELETE", "/api/v1/things/t1", 204, "", "").errors.empty());
   // HEAD answers as GET without a body.
   EXPECT_TRUE(c.check("HEAD", "/api/v1/things/t1", 200, "application/json", "").errors.empty());
+}
+
+TEST(OpenApiContract, HoldsEachEventOfAStreamToTheSchemaOfItsName) {
+  OpenApiContract c(kDocument);
+  auto ok = c.check_event("/api/v1/things/t1/stream?x=1", "thing", R"({"id":"t1"})");
+  EXPECT_EQ(ok.operation, "streamThing");
+  EXPECT_TRUE(ok.errors.empty()) << ::testing::PrintToString(ok.errors);
+  EXPECT_TRUE(mentions(c.check_event("/api/v1/things/t1/stream", "thing", R"({"id":1})").errors,
+                       "event 'thing': /id: integer 1 where string"));
+  EXPECT_TRUE(mentions(c.check_event("/api/v1/things/t1/stream", "other", "{}").errors,
+                       "event 'other' is not documented"));
+  EXPECT_TRUE(mentions(c.check_event("/api/v1/things/t1/stream", "description", "{}").errors,
+                       "event 'description' is not documented"));
+  EXPECT_TRUE(mentions(c.check_event("/api/v1/things/t1/stream", "thing", "{").errors, "not JSON"));
+  EXPECT_TRUE(mentions(c.check_event("/api/v1/things/t1", "thing", "{}").errors,
+                       "no event stream with x-podium-events is documented for getThing"));
 }
 
 TEST(OpenApiContract, LiteralSegmentsWinAndConventionsCoverTheRest) {
@@ -258,10 +279,14 @@ TEST(OpenApiContract, EveryObjectInAResponseSaysWhatMembersItMayHave) {
                 ? doc.at(json::json_pointer(response["$ref"].get<std::string>().substr(1)))
                 : response;
         if (r.contains("content"))
-          for (const auto& [type, m] : r["content"].items())
-            if (m.contains("schema"))
-              each_response_object(doc, m["schema"],
-                                   path + " " + method + " " + status + " " + type, seen, check);
+          for (const auto& [type, m] : r["content"].items()) {
+            const std::string at = path + " " + method + " " + status + " " + type;
+            if (m.contains("schema")) each_response_object(doc, m["schema"], at, seen, check);
+            if (m.contains("x-podium-events"))
+              for (const auto& [event, schema] : m["x-podium-events"].items())
+                if (event != "description")
+                  each_response_object(doc, schema, at + " event " + event, seen, check);
+          }
       }
     }
   EXPECT_GT(objects, 100);

@@ -71,6 +71,17 @@ void check_against_contract(const Reply& r) {
                 << r.describe();
 }
 
+void check_event_against_contract(const std::string& path, const std::string& event,
+                                  const std::string& data) {
+  const auto verdict = OpenApiContract::shared().check_event(path, event, data);
+  count_contract_verdict(verdict);
+  if (verdict.errors.empty()) return;
+  std::string why;
+  for (const auto& e : verdict.errors) why += "\n  " + e;
+  ADD_FAILURE() << "an event of GET " << path << " does not conform to docs/openapi.yaml ("
+                << verdict.operation << "):" << why << "\n  data: " << data.substr(0, 2000);
+}
+
 std::string enc(const std::string& s) {
   return client::percent_encode(s);
 }

@@ -78,6 +78,9 @@ class Api {
 // Api::call and Api::raw check every response they receive; a test that reads responses another
 // way calls this itself.
 void check_against_contract(const Reply& r);
+// The same for one event of an event stream read from GET `path` (its name and JSON data).
+void check_event_against_contract(const std::string& path, const std::string& event,
+                                  const std::string& data);
 
 // Percent-encodes a path segment or query value.
 std::string enc(const std::string& s);

@@ -149,6 +149,40 @@ ContractVerdict OpenApiContract::check(const std::string& method, const std::str
   return v;
 }
 
+ContractVerdict OpenApiContract::check_event(const std::string& target, const std::string& event,
+                                             const std::string& data) const {
+  ContractVerdict v;
+  v.checked = true;
+  const std::string path = target.substr(0, target.find('?'));
+  const json* item = find_path(path);
+  const json* operation = item && item->contains("get") ? &(*item)["get"] : nullptr;
+  v.operation = operation ? (*operation).value("operationId", "get " + path) : "(unknown path)";
+  const json* events = nullptr;
+  if (operation && (*operation)["responses"].contains("200")) {
+    const json& ok = deref((*operation)["responses"]["200"]);
+    if (ok.contains("content") && ok["content"].contains("text/event-stream"))
+      events = ok["content"]["text/event-stream"].contains("x-podium-events")
+                   ? &ok["content"]["text/event-stream"]["x-podium-events"]
+                   : nullptr;
+  }
+  if (!events) {
+    v.errors.push_back("no event stream with x-podium-events is documented for " + v.operation);
+    return v;
+  }
+  if (event == "description" || !events->contains(event)) {
+    v.errors.push_back("event '" + event + "' is not documented");
+    return v;
+  }
+  const json instance = json::parse(data, nullptr, false);
+  if (instance.is_discarded()) {
+    v.errors.push_back("the data of event '" + event + "' is not JSON");
+    return v;
+  }
+  for (auto& e : schemas_.validate(instance, (*events)[event]))
+    v.errors.push_back("event '" + event + "': " + e);
+  return v;
+}
+
 void OpenApiContract::check_response(const json& response, bool head, int status,
                                      const std::string& content_type, const std::string& body,
                                      std::vector<std::string>& errors) const {

@@ -41,6 +41,11 @@ class OpenApiContract {
   ContractVerdict check(const std::string& method, const std::string& target, int status,
                         const std::string& content_type, const std::string& body) const;
 
+  // One event of a text/event-stream answer of GET `target` (200): its name is one the media
+  // type's `x-podium-events` lists, and its data (JSON) conforms to the schema given there.
+  ContractVerdict check_event(const std::string& target, const std::string& event,
+                              const std::string& data) const;
+
  private:
   const nlohmann::json* find_path(const std::string& path) const;
   const nlohmann::json& deref(const nlohmann::json& node) const;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
+#include <regex>
 
 namespace podium::it {
 
@@ -161,7 +162,17 @@ Reply raw_exchange(int port, const std::string& request, std::chrono::millisecon
   }
   s.send_all(request);  // a server that answers early may close before everything is sent
   r = s.read_reply(timeout);
-  r.path = request.substr(0, std::min(request.find("\r\n"), size_t{80}));
+  const std::string line = request.substr(0, request.find("\r\n"));
+  r.path = line.substr(0, 80);
+  // A well-formed HTTP/1.1 request line names an operation of the contract: its answer is held to
+  // it like any other (what answers junk or another HTTP version is the HTTP layer's own).
+  static const std::regex kRequestLine(R"(([A-Z]+) (/\S*) HTTP/1\.1)");
+  std::smatch m;
+  if (r.status != 0 && std::regex_match(line, m, kRequestLine)) {
+    r.method = m[1];
+    r.path = m[2];
+    check_against_contract(r);
+  }
   return r;
 }
 

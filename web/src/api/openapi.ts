@@ -2808,6 +2808,23 @@ export interface components {
             ts: components["schemas"]["Timestamp"];
             line: string;
         };
+        /** @description The run's state, each time it changes (GET /runs/{id}/logs/stream, event `state`). */
+        LogStreamState: {
+            state: components["schemas"]["RunState"];
+        };
+        /**
+         * @description The stream's last event (`end`): the run's final state once it finished and its last lines
+         *     were sent; `{"state": null, "detail": ...}` when the run was deleted; only `detail` when
+         *     the server is shutting down.
+         */
+        LogStreamEnd: {
+            state?: components["schemas"]["RunState"] | null;
+            detail?: string;
+        };
+        /** @description The database became unreachable (event `error`): the stream ends; reconnect. */
+        LogStreamError: {
+            detail: string;
+        };
         LogPage: {
             items: components["schemas"]["LogLine"][];
             next_cursor: components["schemas"]["NextCursor"];
@@ -2897,7 +2914,7 @@ export interface components {
             /** @description This host's own credential (pdh_…): every later agent call uses it; rotated at each registration. */
             credential: string;
             heartbeat_seconds: number;
-            heartbeat_deadline_seconds?: number;
+            heartbeat_deadline_seconds: number;
         };
         Bundle: {
             digest: string;
@@ -2907,7 +2924,7 @@ export interface components {
             files: number;
             uncompressed_bytes: number;
             /** @description Username of the uploader. */
-            created_by?: string | null;
+            created_by: string | null;
             /** Format: date-time */
             created_at: string;
         };

@@ -2,7 +2,7 @@
 // pause and follow. The browser keeps at most MAX_LINES lines.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
-import type { LogLine } from '../types';
+import type { LogLine, LogStreamState } from '../types';
 
 const MAX_LINES = 5000;
 
@@ -37,10 +37,10 @@ export function LogView({ runId, ranks, onState }: { runId: string; ranks: numbe
     };
     es.onopen = () => setStatus('live');
     es.addEventListener('log', (ev) => {
-      try { buffer.current.push(JSON.parse((ev as MessageEvent).data)); schedule(); } catch { /* a malformed event is skipped */ }
+      try { buffer.current.push(JSON.parse((ev as MessageEvent).data) as LogLine); schedule(); } catch { /* a malformed event is skipped */ }
     });
     es.addEventListener('state', (ev) => {
-      try { onStateRef.current?.(JSON.parse((ev as MessageEvent).data).state); } catch { /* ignored */ }
+      try { onStateRef.current?.((JSON.parse((ev as MessageEvent).data) as LogStreamState).state); } catch { /* ignored */ }
     });
     es.addEventListener('end', () => { setStatus('ended'); es.close(); schedule(); });
     es.onerror = () => { if (es.readyState === EventSource.CLOSED) setStatus('ended'); else setStatus('reconnecting'); };
