@@ -16,7 +16,8 @@ export function near(a, b, rel = 1e-3) { return Math.abs(a - b) <= rel * Math.ma
 
 export const test = base.extend({
   // The server, its two agents on cluster `web` (cpu-2) and the dataset `web-text`: started once
-  // per worker because starting them takes seconds; tests never rely on what another one made.
+  // per worker because starting them takes seconds. A test relies on nothing another one made
+  // (runs.spec.mjs lets two tests look at one run, and says why).
   podium: [async ({}, use) => {
     const podium = await startPodium();
     try {
