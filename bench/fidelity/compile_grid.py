@@ -9,7 +9,7 @@ compile with RESOURCE_EXHAUSTED ("Used X of Y hbm"): the compiler's verdict is t
 and X is its figure. Podium answers through build/test/bin/planner_verdicts (kind "hbm"), from
 the model given as a catalog YAML of MaxText keys.
 
-Usage: compile_grid.py --planner build/test/bin/planner_verdicts [--ids a,b] [--out FILE]
+Usage: compile_grid.py --planner build/test/bin/planner_verdicts [--ids a,b (in that order)] [--out FILE]
        [--cache FILE] (compiled figures are cached by case key; --fresh ignores the cache)
 """
 
@@ -261,8 +261,12 @@ def main() -> int:
     args = parser.parse_args()
     cases = grid(args.subset)
     if args.ids:
-        wanted = set(args.ids.split(","))
-        cases = [c for c in cases if c["id"] in wanted]
+        # In the order given: on a busy host the cheap or most telling compiles can go first.
+        by_id = {c["id"]: c for c in cases}
+        unknown = [i for i in args.ids.split(",") if i not in by_id]
+        if unknown:
+            raise SystemExit(f"not in the grid: {', '.join(unknown)}")
+        cases = [by_id[i] for i in dict.fromkeys(args.ids.split(","))]
     if args.list:
         print("\n".join(c["id"] for c in cases))
         return 0

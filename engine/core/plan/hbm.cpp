@@ -200,7 +200,10 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   const std::set<std::string> saved = saved_tags(in);
   const MoeRouting routing = moe_routing(m, in.capacity_factor, shape.max_target_length);
   double saved_dims_all_layers = 0;
-  double working_dims = 0;  // the largest layer's intermediates, all tags
+  // The largest layer's intermediates that its backward pass recomputes: every tag but those the
+  // policy saved (read back from the saved activations, not recomputed) and the routed experts'
+  // (in moe_routing below). The layer input stays: its gradient has its shape.
+  double working_dims = 0;
   for (int i = 0; i < m.num_decoder_layers; ++i) {
     const bool full_attention = !m.linear_attention || m.full_attention_interval <= 1 ||
                                 (i + 1) % m.full_attention_interval == 0;
@@ -209,7 +212,7 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
     double layer_dims = 0;
     for (const auto& [tag, dims] : t.dims) {
       if (tag == "decoder_layer_input" || saved.contains(tag)) saved_dims_all_layers += dims;
-      if (tag.rfind("moe_", 0) != 0) layer_dims += dims;  // routed experts: moe_routing below
+      if (tag.rfind("moe_", 0) != 0 && !saved.contains(tag)) layer_dims += dims;
     }
     working_dims = std::max(working_dims, layer_dims);
   }
