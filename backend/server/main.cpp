@@ -2,8 +2,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -11,8 +9,10 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <variant>
 
 #include "backend/api/app.h"
 #include "backend/api/bootstrap.h"
@@ -31,12 +31,15 @@
 #include "backend/sched/dispatch/dispatcher.h"
 #include "backend/sched/executors/kubernetes_executor.h"
 #include "backend/sched/executors/slurm_executor.h"
+#include "backend/server/server_log.h"
+#include "backend/server/server_settings.h"
 
 extern char** environ;
 
 namespace {
 
 using namespace podium;
+using server::jline;
 
 std::map<std::string, std::string> podium_environment() {
   std::map<std::string, std::string> env;
@@ -49,47 +52,9 @@ std::map<std::string, std::string> podium_environment() {
   return env;
 }
 
-// Structured messages are JSON objects already; plain ones (from libraries) become JSON strings,
-// so every line of the log stays parseable.
-class JsonMessageFlag : public spdlog::custom_flag_formatter {
- public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&,
-              spdlog::memory_buf_t& dest) override {
-    std::string_view text(msg.payload.data(), msg.payload.size());
-    std::string out;
-    if (!text.empty() && text.front() == '{' &&
-        !nlohmann::json::parse(text, nullptr, false).is_discarded())
-      out = std::string(text);
-    else
-      out = nlohmann::json(std::string(text))
-                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    dest.append(out.data(), out.data() + out.size());
-  }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<JsonMessageFlag>();
-  }
-};
-
-std::shared_ptr<spdlog::logger> make_logger(const ServerConfig& c) {
-  auto logger = spdlog::stdout_logger_mt("podium");
-  if (c.log_format == "json") {
-    auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-    formatter->add_flag<JsonMessageFlag>('*').set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","event":%*})");
-    logger->set_formatter(std::move(formatter));
-  } else
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
-  logger->set_level(spdlog::level::from_str(c.log_level));
-  logger->flush_on(spdlog::level::info);
-  return logger;
-}
-
-std::string jline(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-int run(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+// The configuration from the flags, the environment and the --config file; an exit code instead
+// when the server must not start (--help: 0, a mistake: 2, said on stderr).
+std::variant<ServerConfig, int> load_server_config(const std::vector<std::string>& args) {
   ConfigSources sources;
   sources.environment = podium_environment();
   sources.args = args;
@@ -116,24 +81,24 @@ int run(int argc, char** argv) {
   ServerConfig config = loaded.config;
   if (config.web_root.empty() && std::filesystem::is_directory(PODIUM_DEFAULT_WEB_ROOT))
     config.web_root = PODIUM_DEFAULT_WEB_ROOT;
-  auto log = make_logger(config);
-  // Libraries log through the default logger: same sink and format as the access log.
-  spdlog::set_default_logger(log);
-  secrets::init();
-  {
-    // Every connection is a file, and so are the database's, the logs and the spool.
-    const std::uint64_t wanted = static_cast<std::uint64_t>(config.max_connections) +
-                                 static_cast<std::uint64_t>(config.db_pool_size) + 256;
-    const auto files = raise_open_files_limit(wanted);
-    if (files.soft < wanted)
-      log->warn(jline({{"msg",
-                        "open-file limit below what limits.max_connections needs: "
-                        "connections beyond it fail; raise LimitNOFILE / ulimit -n"},
-                       {"open_files", files.soft},
-                       {"needed", wanted}}));
-  }
+  return config;
+}
 
-  // Signals are taken synchronously by this thread; every thread started later inherits the mask.
+void raise_file_limit(const ServerConfig& config, spdlog::logger& log) {
+  // Every connection is a file, and so are the database's, the logs and the spool.
+  const std::uint64_t wanted = static_cast<std::uint64_t>(config.max_connections) +
+                               static_cast<std::uint64_t>(config.db_pool_size) + 256;
+  const auto files = raise_open_files_limit(wanted);
+  if (files.soft < wanted)
+    log.warn(jline({{"msg",
+                     "open-file limit below what limits.max_connections needs: "
+                     "connections beyond it fail; raise LimitNOFILE / ulimit -n"},
+                    {"open_files", files.soft},
+                    {"needed", wanted}}));
+}
+
+// Signals are taken synchronously by this thread; every thread started later inherits the mask.
+sigset_t block_signals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -141,56 +106,50 @@ int run(int argc, char** argv) {
   sigaddset(&signals, SIGHUP);  // reload the TLS certificate
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
 
-  std::unique_ptr<db::EmbeddedPostgres> embedded;
-  std::string conninfo = config.database_url;
-  if (conninfo.empty()) {
-    db::EmbeddedPostgresOptions eo;
-    eo.data_dir = std::filesystem::absolute(config.data_dir);
-    embedded = std::make_unique<db::EmbeddedPostgres>(eo);
-    log->info(jline({{"msg", "starting embedded PostgreSQL"}, {"data_dir", eo.data_dir.string()}}));
-    try {
-      embedded->start();
-    } catch (const std::exception& e) {
-      std::cerr << "podium-server: embedded PostgreSQL failed to start: " << e.what() << "\n";
-      return 1;
-    }
-    conninfo = embedded->conninfo();
+// PostgreSQL under data_dir when no database_url is configured. False when it failed (said).
+bool start_embedded(const ServerConfig& config, spdlog::logger& log,
+                    std::unique_ptr<db::EmbeddedPostgres>& embedded, std::string& conninfo) {
+  db::EmbeddedPostgresOptions eo;
+  eo.data_dir = std::filesystem::absolute(config.data_dir);
+  embedded = std::make_unique<db::EmbeddedPostgres>(eo);
+  log.info(jline({{"msg", "starting embedded PostgreSQL"}, {"data_dir", eo.data_dir.string()}}));
+  try {
+    embedded->start();
+  } catch (const std::exception& e) {
+    std::cerr << "podium-server: embedded PostgreSQL failed to start: " << e.what() << "\n";
+    return false;
   }
+  conninfo = embedded->conninfo();
+  return true;
+}
 
-  db::PoolOptions po;
-  po.conninfo = conninfo;
-  po.max_connections = config.db_pool_size;
-  // Connections only heartbeats may take (db::PriorityScope in api::App), one per thread of
-  // their lane (http::ServerOptions::priority_threads).
-  po.reserved_for_priority = http::ServerOptions{}.priority_threads;
-  po.acquire_timeout = config.db_acquire_timeout;
-  po.connect_timeout = config.db_connect_timeout;
-  po.statement_timeout = config.db_statement_timeout;
-  db::Database database(po);
-
-  // The database may still be starting (a fresh container, a restarting server): wait a while.
-  api::BootstrapResult boot;
+// Migrations and the first administrator. The database may still be starting (a fresh
+// container, a restarting server): waits a while. nullopt when it failed (said).
+std::optional<api::BootstrapResult> prepare_database(db::Database& database,
+                                                     const ServerConfig& config,
+                                                     spdlog::logger& log) {
   for (int attempt = 0;; ++attempt) {
     try {
-      auto outcome = db::apply_migrations(database, db::embedded_migrations());
-      (void)outcome;
-      boot = api::bootstrap(database, config.admin_token);
-      break;
+      (void)db::apply_migrations(database, db::embedded_migrations());
+      return api::bootstrap(database, config.admin_token);
     } catch (const db::DbError& e) {
       if (e.kind() != db::DbError::Kind::unavailable || attempt >= 30) {
         std::cerr << "podium-server: cannot prepare the database: " << e.what() << "\n";
-        return 1;
+        return std::nullopt;
       }
-      log->warn(jline({{"msg", "database not reachable yet; retrying"}, {"error", e.what()}}));
+      log.warn(jline({{"msg", "database not reachable yet; retrying"}, {"error", e.what()}}));
       std::this_thread::sleep_for(std::chrono::seconds(1));
     } catch (const std::exception& e) {
       std::cerr << "podium-server: cannot prepare the database: " << e.what() << "\n";
-      return 1;
+      return std::nullopt;
     }
   }
+}
 
-  metrics::Registry registry;
+void add_pool_metrics(metrics::Registry& registry, db::Database& database) {
   registry.add_collector([&database](std::string& out) {
     auto s = database.stats();
     out += "# HELP podium_db_pool_connections Database pool connections by state.\n";
@@ -206,60 +165,103 @@ int run(int argc, char** argv) {
     out += "# HELP podium_build_info Build information.\n# TYPE podium_build_info gauge\n";
     out += "podium_build_info{version=\"" PODIUM_VERSION "\"} 1\n";
   });
+}
 
+std::string listen_url(const http::HttpServer& server, const ServerConfig& config) {
+  return std::string(server.tls() ? "https://" : "http://") +
+         (config.listen_host.find(':') != std::string::npos ? "[" + config.listen_host + "]"
+                                                            : config.listen_host) +
+         ":" + std::to_string(server.port());
+}
+
+// Deletes the log lines of runs past retention.log_lines_days (off when 0).
+std::unique_ptr<ingest::LogRetention> start_retention(db::Database& database,
+                                                      const ServerConfig& config,
+                                                      std::shared_ptr<spdlog::logger> log) {
+  ingest::RetentionSettings settings;
+  settings.days = config.log_retention_days;
+  settings.batch_rows = config.log_retention_batch_rows;
+  settings.interval = config.log_retention_interval;
+  auto retention = std::make_unique<ingest::LogRetention>(
+      database, settings, [log](const ingest::SweepResult& r, const std::string& error) {
+        if (!error.empty())
+          log->warn(jline({{"msg", "log retention sweep failed"}, {"error", error}}));
+        else
+          log->info(jline({{"msg", "log retention"},
+                           {"lines_deleted", r.lines_deleted},
+                           {"runs_purged", r.runs_purged},
+                           {"batches", r.batches}}));
+      });
+  retention->start();
+  return retention;
+}
+
+// Summaries of runs that finished since the last sweep, so that GET /compare reads them instead
+// of every metrics row (backend/api/run_summary_store.h); then the plan-against-actual verdicts
+// of runs whose steps became steady (backend/api/plan_check.h).
+std::unique_ptr<PeriodicTask> start_summaries(db::Database& database, const ServerConfig& config,
+                                              std::shared_ptr<spdlog::logger> log) {
+  auto task = std::make_unique<PeriodicTask>(
+      config.summary_precompute_interval,
+      [&database, options = api::summary_options(config)] {
+        // Verdicts first: a finished run's summary is stored once its verdict is in.
+        api::decide_plan_checks(database, 200, options);
+        // In rounds of 50, so that a backlog (after an upgrade) is done without a pause.
+        while (api::precompute_summaries(database, 50, options) == 50) {
+        }
+      },
+      [log](const std::exception& e) {
+        log->warn(jline({{"msg", "summary precompute failed"}, {"error", e.what()}}));
+      });
+  task->start();
+  return task;
+}
+
+// Serves until SIGTERM or SIGINT (returned); SIGHUP reloads the TLS certificate.
+int serve_until_stopped(const sigset_t& signals, http::HttpServer& server, spdlog::logger& log) {
+  int sig = 0;
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    const std::string error = server.reload_tls();
+    if (error.empty())
+      log.info(
+          jline({{"msg", server.tls() ? "TLS certificate reloaded" : "SIGHUP: no TLS to reload"}}));
+    else
+      log.error(jline(
+          {{"msg", "TLS certificate reload failed; the previous one stays"}, {"error", error}}));
+  }
+  return sig;
+}
+
+int run(int argc, char** argv) {
+  auto loaded = load_server_config(std::vector<std::string>(argv + 1, argv + argc));
+  if (const int* exit_code = std::get_if<int>(&loaded)) return *exit_code;
+  ServerConfig& config = std::get<ServerConfig>(loaded);
+  auto log = server::make_logger(config);
+  // Libraries log through the default logger: same sink and format as the access log.
+  spdlog::set_default_logger(log);
+  secrets::init();
+  raise_file_limit(config, *log);
+  const sigset_t signals = block_signals();
+
+  std::unique_ptr<db::EmbeddedPostgres> embedded;
+  std::string conninfo = config.database_url;
+  if (conninfo.empty() && !start_embedded(config, *log, embedded, conninfo)) return 1;
+  db::Database database(server::pool_options(config, conninfo));
+  const auto boot = prepare_database(database, config, *log);
+  if (!boot) return 1;
+
+  metrics::Registry registry;
+  add_pool_metrics(registry, database);
   db::NotificationHub hub(conninfo,
                           {"podium_runs", "podium_agents", "podium_logs", api::kAuthChannel});
   hub.start();
-  sched::EngineSettings engine;
-  engine.heartbeat_deadline = config.heartbeat_deadline;
-  engine.heartbeat_interval = config.heartbeat_interval;
-  engine.cancel_grace = config.cancel_grace;
-  engine.coordinator_port_first = config.coordinator_port_first;
-  engine.coordinator_port_count = config.coordinator_port_count;
-  // Unset: the environment this build's scripts/setup.sh made, where it exists (a server run from
-  // its source tree with agents on the same machine, as the demo), else python3 on the hosts.
-  engine.launch.python = !config.workloads_python.empty() ? config.workloads_python
-                         : std::filesystem::exists(PODIUM_DEFAULT_PYTHON)
-                             ? std::string(PODIUM_DEFAULT_PYTHON)
-                             : std::string("python3");
-  engine.launch.reference_dir = config.workloads_reference_dir.empty()
-                                    ? std::string(PODIUM_DEFAULT_REFERENCE_DIR)
-                                    : config.workloads_reference_dir;
-  engine.launch.output_dir =
-      std::filesystem::absolute(config.workloads_output_dir.empty()
-                                    ? std::filesystem::path(config.data_dir) / "outputs"
-                                    : std::filesystem::path(config.workloads_output_dir))
-          .lexically_normal()
-          .string();
-  engine.launch.grace_seconds = static_cast<int>(config.cancel_grace.count());
-
+  const sched::EngineSettings engine = server::engine_settings(config);
   // External executors: the engines' tools get PATH, HOME, SLURM_CONF, KUBECONFIG and nothing
   // else of this process's environment (its database URL and tokens stay here).
-  std::map<std::string, std::string> server_env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    if (auto eq = kv.find('='); eq != std::string::npos)
-      server_env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  const auto tool_env = sched::tool_environment(server_env);
+  const auto tool_env = sched::tool_environment(server::process_environment());
   auto runner = sched::make_posix_command_runner();
-  sched::ExternalEngineSettings external_settings;
-  external_settings.server_url = config.public_url;
-  external_settings.worker_path = config.executors_worker_path;
-  if (external_settings.worker_path.empty()) {
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) external_settings.worker_path = (self.parent_path() / "podium-worker").string();
-  }
-  external_settings.worker_image = config.executors_worker_image;
-  external_settings.output_dir =
-      (std::filesystem::path(engine.launch.output_dir) / "slurm").string();
-  {
-    std::error_code ec;
-    std::filesystem::create_directories(external_settings.output_dir, ec);
-  }
   sched::ExternalEngines external(
-      database, engine, external_settings,
+      database, engine, server::external_settings(config, engine),
       {{"slurm", std::make_shared<sched::SlurmEngine>(runner, tool_env)},
        {"kubernetes", std::make_shared<sched::KubernetesEngine>(runner, tool_env)}},
       log);
@@ -268,31 +270,23 @@ int run(int argc, char** argv) {
   http::CredentialCacheOptions credential_options;
   credential_options.ttl = config.credential_cache_ttl;
   http::CredentialCache credentials(credential_changes, credential_options);
-  api::ApiContext ctx{
-      database,        config,    registry,
-      boot.cursor_key, log,       hub,
-      engine,          &external, config.credential_cache_ttl.count() > 0 ? &credentials : nullptr};
+  api::ApiContext ctx{database,
+                      config,
+                      registry,
+                      boot->cursor_key,
+                      log,
+                      hub,
+                      engine,
+                      &external,
+                      config.credential_cache_ttl.count() > 0 ? &credentials : nullptr};
   api::App app(ctx);
   api::register_engine_metrics(ctx);
   sched::Dispatcher dispatcher(database, hub, engine, log);
   dispatcher.set_external_engines(&external);
 
-  http::ServerOptions so;
-  so.host = config.listen_host;
-  so.port = config.listen_port;
-  so.max_body_bytes = config.max_body_bytes;
-  so.routes = &app.router();  // lanes and large bodies (code bundles) are declared there
-  so.max_header_bytes = config.max_header_bytes;
-  so.read_timeout = config.read_timeout;
-  so.idle_timeout = config.idle_timeout;
-  so.write_timeout = config.write_timeout;
-  so.max_connections = config.max_connections;
-  so.handler_threads = config.handler_threads;
-  so.max_queued_requests = config.handler_queue;
-  so.tls_cert_file = config.tls_cert_file;
-  so.tls_key_file = config.tls_key_file;
+  const http::ServerOptions server_options = server::http_options(config, app.router());
   http::HttpServer server(
-      so, [&app](http::Request& req) { return app.handle(req); },
+      server_options, [&app](http::Request& req) { return app.handle(req); },
       [&log, &registry](const http::RejectedRequest& r) {
         registry.observe_request("-", "(rejected)", r.status, 0);
         log->info(jline({{"msg", "request rejected"},
@@ -315,69 +309,25 @@ int run(int argc, char** argv) {
     ~ForgetObserver() { hub.set_observer({}); }
   } forget_observer{hub};
 
-  const std::string url =
-      std::string(server.tls() ? "https://" : "http://") +
-      (config.listen_host.find(':') != std::string::npos ? "[" + config.listen_host + "]"
-                                                         : config.listen_host) +
-      ":" + std::to_string(server.port());
+  const std::string url = listen_url(server, config);
   if (config.public_url.empty()) {
     const bool wildcard = config.listen_host == "0.0.0.0" || config.listen_host == "::";
     external.set_server_url(wildcard ? "http://127.0.0.1:" + std::to_string(server.port()) : url);
   }
   dispatcher.start();
-  // Deletes the log lines of runs past retention.log_lines_days (off when 0).
-  ingest::RetentionSettings retention_settings;
-  retention_settings.days = config.log_retention_days;
-  retention_settings.batch_rows = config.log_retention_batch_rows;
-  retention_settings.interval = config.log_retention_interval;
-  ingest::LogRetention retention(
-      database, retention_settings, [&log](const ingest::SweepResult& r, const std::string& error) {
-        if (!error.empty())
-          log->warn(jline({{"msg", "log retention sweep failed"}, {"error", error}}));
-        else
-          log->info(jline({{"msg", "log retention"},
-                           {"lines_deleted", r.lines_deleted},
-                           {"runs_purged", r.runs_purged},
-                           {"batches", r.batches}}));
-      });
-  retention.start();
-  // Summaries of runs that finished since the last sweep, so that GET /compare reads them
-  // instead of every metrics row (backend/api/run_summary_store.h); then the plan-against-actual
-  // verdicts of runs whose steps became steady (backend/api/plan_check.h).
-  const api::SummaryOptions summary_options = api::summary_options(config);
-  PeriodicTask summaries(
-      config.summary_precompute_interval,
-      [&database, &summary_options] {
-        // Verdicts first: a finished run's summary is stored once its verdict is in.
-        api::decide_plan_checks(database, 200, summary_options);
-        // In rounds of 50, so that a backlog (after an upgrade) is done without a pause.
-        while (api::precompute_summaries(database, 50, summary_options) == 50) {
-        }
-      },
-      [&log](const std::exception& e) {
-        log->warn(jline({{"msg", "summary precompute failed"}, {"error", e.what()}}));
-      });
-  summaries.start();
+  auto retention = start_retention(database, config, log);
+  auto summaries = start_summaries(database, config, log);
   log->info(
       jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
   // Plain lines for people and scripts (the token is never written to the structured log).
   std::cout << "podium-server listening on " << url << std::endl;
-  if (boot.generated_admin_token)
-    std::cout << "admin token (shown once, store it now): " << *boot.generated_admin_token
+  if (boot->generated_admin_token)
+    std::cout << "admin token (shown once, store it now): " << *boot->generated_admin_token
               << std::endl;
 
-  int sig = 0;
-  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
-    const std::string error = server.reload_tls();
-    if (error.empty())
-      log->info(
-          jline({{"msg", server.tls() ? "TLS certificate reloaded" : "SIGHUP: no TLS to reload"}}));
-    else
-      log->error(jline(
-          {{"msg", "TLS certificate reload failed; the previous one stays"}, {"error", error}}));
-  }
+  const int sig = serve_until_stopped(signals, server, *log);
   log->info(jline({{"msg", "shutting down"}, {"signal", sig}}));
-  retention.stop();
+  retention->stop();
   dispatcher.stop();
   hub.stop();  // wakes long-polls and log streams so the HTTP layer can drain them
   server.stop(std::chrono::duration_cast<std::chrono::milliseconds>(config.shutdown_grace));
