@@ -132,6 +132,10 @@ int run(int argc, char** argv) {
     std::cout << usage() << std::flush;
     return 0;
   }
+  if (f.version) {
+    std::cout << "podium-worker " << podium::client::client_version() << std::endl;
+    return 0;
+  }
   std::string url_error;
   if (!podium::client::parse_base_url(f.server, &url_error)) {
     std::cerr << "podium-worker: --server: " << url_error << "\n";

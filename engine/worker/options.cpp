@@ -119,6 +119,7 @@ std::string usage() {
          "                     [--workdir DIR] [--address ADDR] [--hostname NAME] [--devices N]\n"
          "                     [--spool-max-bytes N] [--log-format text|json]\n"
          "                     [--metadata-url URL|none] [--run-as USER] [--python PATH|none]\n"
+         "       podium-worker --version\n"
          "       podium-worker install ...   this host's agent as a systemd unit (install --help)\n"
          "       podium-worker attach ...    one rank under Slurm or Kubernetes (attach --help)\n"
          "\n"
@@ -188,6 +189,7 @@ ParsedFlags parse_flags(
   app.set_help_flag();
   app.allow_extras();  // stray words and unknown flags: reported below
   app.add_flag("-h,--help", f.help);
+  app.add_flag("--version", f.version);
   std::vector<CLI::Option*> options;
   for (const char* name : kValueFlags) {
     options.push_back(
@@ -208,7 +210,7 @@ ParsedFlags parse_flags(
       if (!error.empty()) return fail(error);
     }
   }
-  if (f.help) {
+  if (f.help || f.version) {
     result.flags = f;
     return result;
   }

@@ -30,6 +30,7 @@ struct WorkerFlags {
   // registers (jax, libtpu, maxtext: they pick MaxText's launch form); "none": report nothing.
   std::string python = "python3";
   bool help = false;
+  bool version = false;  // --version: print it and exit
 };
 
 struct ParsedFlags {

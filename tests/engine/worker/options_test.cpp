@@ -100,6 +100,15 @@ TEST(WorkerOptions, Help) {
   EXPECT_NE(usage().find("--spool-max-bytes N"), std::string::npos);
 }
 
+TEST(WorkerOptions, VersionNeedsNoOtherFlag) {
+  const auto r = parse({"--version"});
+  ASSERT_TRUE(r.flags) << r.error;
+  EXPECT_TRUE(r.flags->version);
+  EXPECT_FALSE(r.flags->help);
+  EXPECT_FALSE(parse(with({})).flags->version);
+  EXPECT_NE(usage().find("podium-worker --version"), std::string::npos);
+}
+
 TEST(WorkerOptions, Mistakes) {
   EXPECT_EQ(error_of(with({"--bogus", "1"})), "unknown flag: --bogus");
   EXPECT_EQ(error_of(with({"--bogus=1"})), "unknown flag: --bogus");
