@@ -15,45 +15,17 @@
 #include "backend/sched/lifecycle/attempt_writes.h"
 #include "engine/core/logs/maxtext_log.h"
 #include "engine/core/text/json_text.h"
+#include "engine/core/text/utf8.h"
 
 namespace podium::ingest {
+
+std::string storable_line(std::string_view line) {
+  return core::sanitize_utf8(line, core::NulBytes::replace, kMaxStoredLineBytes);
+}
 
 namespace {
 
 using nlohmann::json;
-
-// Length of a valid UTF-8 sequence starting at s[i], or 0 when invalid.
-size_t utf8_sequence(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  if (n == 2 && c < 0xC2) return 0;  // overlong
-  return n;
-}
-
-}  // namespace
-
-std::string storable_line(std::string_view line) {
-  std::string out;
-  out.reserve(std::min(line.size(), kMaxStoredLineBytes));
-  for (size_t i = 0; i < line.size();) {
-    if (line[i] == '\0') {
-      out += "\xEF\xBF\xBD";
-      ++i;
-      continue;
-    }
-    size_t n = utf8_sequence(line, i);
-    std::string_view piece = n ? line.substr(i, n) : std::string_view("\xEF\xBF\xBD");
-    if (out.size() + piece.size() > kMaxStoredLineBytes) break;
-    out.append(piece);
-    i += n ? n : 1;
-  }
-  return out;
-}
-
-namespace {
 
 // Saved checkpoints whose directory is remote (the agent scans local ones itself, with their
 // size), recorded once per (run, step); a restore sets where the attempt resumed from.

@@ -5,7 +5,8 @@
 // stream ends (finish()). A line longer than kMaxLineBytes is cut to that length and the rest of
 // it, up to its newline, is dropped, so memory stays bounded whatever the child writes. Every
 // line comes out as valid UTF-8 without NUL bytes (what JSON and PostgreSQL text accept):
-// invalid bytes and NUL become U+FFFD, and a cut never splits a character.
+// invalid bytes and NUL become U+FFFD, and a cut never splits a character
+// (core::sanitize_utf8).
 
 #include <cstddef>
 #include <string>
@@ -15,12 +16,6 @@
 namespace podium::worker {
 
 inline constexpr size_t kMaxLineBytes = 64 * 1024;
-
-// Valid UTF-8 without NUL: invalid sequences and NUL are replaced by U+FFFD.
-std::string sanitize_utf8(std::string_view in);
-// The longest prefix of a valid UTF-8 string that is at most max_bytes long and ends on a
-// character boundary.
-std::string_view utf8_prefix(std::string_view s, size_t max_bytes);
 
 class LineSplitter {
  public:

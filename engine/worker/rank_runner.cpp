@@ -10,6 +10,7 @@
 
 #include "engine/client/http_client.h"
 #include "engine/core/text/json_text.h"
+#include "engine/core/text/utf8.h"
 #include "engine/worker/checkpoint_scanner.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/line_splitter.h"
@@ -156,7 +157,7 @@ void RankRunner::fail_to_start(const std::string& why) {
     nlohmann::json argv = assignment_.command;
     for (const std::string& line : {"podium-worker: cannot start the process: " + why,
                                     "podium-worker: command: " + core::json_text(argv)}) {
-      const std::string clean = std::string(utf8_prefix(sanitize_utf8(line), kMaxLineBytes));
+      const std::string clean = core::sanitize_utf8(line, core::NulBytes::replace, kMaxLineBytes);
       while (!spool_->try_append(clean) && !abandoned()) {
         ctx_.budget->wait_for_room(clean.size() + 1, kReadSlice);
       }

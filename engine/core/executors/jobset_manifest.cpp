@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "engine/core/launch/launch_env.h"
+#include "engine/core/text/utf8.h"
 
 namespace podium::core {
 
@@ -106,33 +107,13 @@ std::string double_quoted(const std::string& s) {
   std::string out = "\"";
   size_t i = 0;
   while (i < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    unsigned cp = 0;
-    size_t len = 0;
-    if (b < 0x80) {
-      cp = b, len = 1;
-    } else if ((b & 0xE0) == 0xC0) {
-      cp = b & 0x1F, len = 2;
-    } else if ((b & 0xF0) == 0xE0) {
-      cp = b & 0x0F, len = 3;
-    } else if ((b & 0xF8) == 0xF0) {
-      cp = b & 0x07, len = 4;
-    }
-    bool valid = len > 0 && i + len <= s.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      const auto cb = static_cast<unsigned char>(s[i + k]);
-      valid = (cb & 0xC0) == 0x80;
-      cp = (cp << 6) | (cb & 0x3F);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are invalid too.
-    if (valid && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-                  (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp < 0xE000)))
-      valid = false;
-    if (!valid) {
+    const size_t len = utf8_sequence_length(s, i);
+    if (len == 0) {
       out += "\\uFFFD";
       ++i;
       continue;
     }
+    const char32_t cp = utf8_code_point(s, i, len);
     if (cp == '"') {
       out += "\\\"";
     } else if (cp == '\\') {

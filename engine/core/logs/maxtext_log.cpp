@@ -108,33 +108,6 @@ std::optional<std::int64_t> parse_int_prefix(std::string_view s, std::string_vie
   return value;
 }
 
-// Cuts at most kExcerptBytes without splitting a UTF-8 sequence (input is already valid UTF-8).
-std::string excerpt_of(std::string_view s) {
-  if (s.size() <= kExcerptBytes) return std::string(s);
-  std::size_t n = kExcerptBytes;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return std::string(s.substr(0, n));
-}
-
-// Replaces every invalid byte with U+FFFD so that whatever the parser returns can be stored in
-// PostgreSQL text and serialised as JSON without an error.
-std::string sanitize_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const std::size_t len = utf8_sequence_length(s, i);
-    if (len == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
-}
-
 // "Tokens/s/chip" -> "tokens_s_chip", "lm loss" -> "lm_loss".
 std::string snake_case(std::string_view key) {
   std::string out;
@@ -682,7 +655,7 @@ ParsedLine parse_message(std::string_view msg, int repeated) {
     out = std::move(*estimate);
   } else if (auto signature = detect_signature(msg)) {
     out.kind = LogLineKind::failure_signature;
-    out.payload = SignatureHit{*signature, excerpt_of(msg)};
+    out.payload = SignatureHit{*signature, std::string(utf8_prefix(msg, kExcerptBytes))};
   }
   out.repeated = repeated;
   return out;
@@ -761,6 +734,8 @@ bool is_warning_signature(FailureSignature signature) {
 CleanLine clean_log_line(std::string_view line) noexcept {
   CleanLine out;
   try {
+    // Invalid bytes become U+FFFD so that whatever the parser returns can be stored in PostgreSQL
+    // text and serialised as JSON without an error.
     const std::string cleaned = sanitize_utf8(remove_ansi(line));
     std::string_view s = trim(cleaned);
     for (int pass = 0; pass < kMaxPrefixPasses; ++pass) {

@@ -34,6 +34,15 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return len;
 }
 
+char32_t utf8_code_point(std::string_view s, std::size_t i, std::size_t len) {
+  // The lead byte keeps 7, 5, 4 or 3 value bits; each continuation byte adds 6.
+  static constexpr unsigned char kLeadBits[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  char32_t cp = static_cast<unsigned char>(s[i]) & kLeadBits[len];
+  for (std::size_t k = 1; k < len; ++k)
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return cp;
+}
+
 bool valid_utf8(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size()) {
@@ -42,6 +51,30 @@ bool valid_utf8(std::string_view s) {
     i += len;
   }
   return true;
+}
+
+std::string sanitize_utf8(std::string_view s, NulBytes nul, std::size_t max_bytes) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  std::string out;
+  out.reserve(s.size() < max_bytes ? s.size() : max_bytes);
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t len = utf8_sequence_length(s, i);
+    if (len == 1 && s[i] == '\0' && nul == NulBytes::replace) len = 0;
+    const std::string_view piece = len == 0 ? kReplacement : s.substr(i, len);
+    if (piece.size() > max_bytes - out.size()) break;  // the next character does not fit whole
+    out.append(piece);
+    i += len == 0 ? 1 : len;
+  }
+  return out;
+}
+
+std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  std::size_t end = max_bytes;
+  // Step back over continuation bytes so that the cut falls before a lead byte.
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end);
 }
 
 }  // namespace podium::core

@@ -55,8 +55,9 @@ TEST(LineSplitter, InvalidUtf8AndNulBecomeReplacementCharacters) {
               ElementsAre("a\xEF\xBF\xBD"
                           "b\xEF\xBF\xBD"
                           "c"));
-  EXPECT_EQ(sanitize_utf8("h\xC3\xA9llo \xE2\x82\xAC"), "h\xC3\xA9llo \xE2\x82\xAC");
-  EXPECT_EQ(sanitize_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+  EXPECT_THAT(split({"h\xC3\xA9llo \xE2\x82\xAC\n"}), ElementsAre("h\xC3\xA9llo \xE2\x82\xAC"));
+  EXPECT_THAT(split({"\xED\xA0\x80\n"}),  // a surrogate: three invalid bytes
+              ElementsAre("\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
 }
 
 }  // namespace
