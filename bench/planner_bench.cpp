@@ -19,8 +19,8 @@ using podium::core::RunSpec;
 
 RunSpec spec(const char* text) {
   const auto parsed = parse_run_spec(nlohmann::json::parse(text));
-  if (!parsed.spec) throw std::runtime_error("benchmark spec does not parse");
-  return *parsed.spec;
+  if (!parsed.value) throw std::runtime_error("benchmark spec does not parse");
+  return *parsed.value;
 }
 
 // Llama3-70B on a v5p 16x16x24 slice (6,144 chips, "v5p-12288"): the default mesh (fsdp fills
@@ -97,7 +97,7 @@ BENCHMARK(BM_MakePlan_Tpu7x64_Almodel);
 // unmappable plan can cost a handler thread at most.
 void BM_MeshAlternatives_WorstCase_Cpu784784(benchmark::State& state) {
   const auto parsed = podium::core::parse_accelerator("cpu-784784");
-  podium::core::MeshRequest req = podium::core::mesh_request_for(*parsed.type, 1);
+  podium::core::MeshRequest req = podium::core::mesh_request_for(*parsed.value, 1);
   req.num_slices = 2;
   req.ici = {{"data", 17},    {"fsdp", 65},  {"diloco", 6},
              {"pipeline", 3}, {"tensor", 5}, {"fsdp_transpose", 3}};

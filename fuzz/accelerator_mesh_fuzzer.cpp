@@ -11,10 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   const size_t nl = text.find('\n');
   const auto parsed = podium::core::parse_accelerator(text.substr(0, nl));
-  if (!parsed.type || nl == std::string::npos) return 0;
-  (void)podium::core::summary(*parsed.type);
+  if (!parsed.value || nl == std::string::npos) return 0;
+  (void)podium::core::summary(*parsed.value);
   int slices = 1;
-  podium::core::MeshRequest req = podium::core::mesh_request_for(*parsed.type, 1);
+  podium::core::MeshRequest req = podium::core::mesh_request_for(*parsed.value, 1);
   size_t start = nl + 1;
   while (start < text.size()) {
     size_t end = text.find('\n', start);

@@ -11,10 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto j = nlohmann::json::parse(data, data + size, nullptr, false);
   if (j.is_discarded()) return 0;
   auto r = podium::core::parse_run_spec(j);
-  if (r.spec)
-    (void)podium::core::to_json(*r.spec).dump(-1, ' ', false,
-                                              nlohmann::json::error_handler_t::replace);
+  if (r.value)
+    (void)podium::core::to_json(*r.value).dump(-1, ' ', false,
+                                               nlohmann::json::error_handler_t::replace);
   auto e = podium::core::parse_executor(j);
-  if (e.executor) (void)podium::core::to_json(*e.executor);
+  if (e.value) (void)podium::core::to_json(*e.value);
   return 0;
 }

@@ -7,6 +7,6 @@
 
 namespace podium::api {
 
-http::Problem accelerator_problem(const core::AcceleratorError& e);
+http::Problem accelerator_problem(const core::Parsed<core::AcceleratorType>& refused);
 
 }  // namespace podium::api

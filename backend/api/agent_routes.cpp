@@ -215,7 +215,7 @@ http::Response handle_register(ApiContext& ctx, http::RequestContext& rc) {
     auto c = tx.exec("SELECT accelerator, num_slices FROM clusters WHERE id = $1 FOR SHARE",
                      {*cluster_id});
     const auto acc = core::parse_accelerator(c.at(0, "accelerator"));
-    const int hosts = acc.type ? acc.type->hosts_per_slice : 1;
+    const int hosts = acc.value ? acc.value->hosts_per_slice : 1;
     const auto slices = c.int64(0, "num_slices");
     std::vector<http::FieldError> errors;
     if (*slice >= slices)

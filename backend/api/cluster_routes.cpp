@@ -56,14 +56,11 @@ GcpFields read_gcp_fields(http::ObjectReader& in) {
 std::optional<std::string> read_launch_policy(const std::optional<nlohmann::json>& value) {
   if (!value) return std::nullopt;
   auto parsed = core::parse_launch_policy(*value);
-  if (!parsed.policy) {
-    std::vector<http::FieldError> fields;
-    for (const auto& e : parsed.errors) fields.push_back({e.field, e.message});
+  if (!parsed.value)
     throw http::unprocessable("invalid launch_policy: " + parsed.errors.front().field + " " +
                                   parsed.errors.front().message,
-                              fields);
-  }
-  return core::to_json(*parsed.policy).dump();
+                              parsed.errors);
+  return core::to_json(*parsed.value).dump();
 }
 
 std::string cluster_select(const std::string& heartbeat_seconds_param) {
@@ -99,9 +96,9 @@ nlohmann::json cluster_json(const db::Result& r, size_t i) {
       {"updated_at", r.at(i, "updated_at")}};
   auto parsed = core::parse_accelerator(r.at(i, "accelerator"));
   int64_t expected = 0;
-  if (parsed.type) {
-    j["accelerator"] = core::to_json(*parsed.type);
-    expected = static_cast<int64_t>(parsed.type->hosts_per_slice) * r.int64(i, "num_slices");
+  if (parsed.value) {
+    j["accelerator"] = core::to_json(*parsed.value);
+    expected = static_cast<int64_t>(parsed.value->hosts_per_slice) * r.int64(i, "num_slices");
   } else {
     j["accelerator"] = {{"type", r.at(i, "accelerator")}};
   }
@@ -117,14 +114,11 @@ std::optional<std::string> read_executor(const std::optional<nlohmann::json>& va
   if (!value) return std::nullopt;
   if (value->is_null()) return std::string(R"({"kind":"agent"})");
   auto parsed = core::parse_executor(*value);
-  if (!parsed.executor) {
-    std::vector<http::FieldError> errors;
-    for (const auto& e : parsed.errors) errors.push_back({e.field, e.message});
+  if (!parsed.value)
     throw http::unprocessable(
         "invalid executor: " + parsed.errors.front().field + " " + parsed.errors.front().message,
-        errors);
-  }
-  return core::to_json(*parsed.executor).dump();
+        parsed.errors);
+  return core::to_json(*parsed.value).dump();
 }
 
 // maxtext_version: "auto", "fork", "legacy", a release or a commit
@@ -185,7 +179,7 @@ http::Response create_cluster(ApiContext& ctx, http::RequestContext& rc) {
   in.reject_unknown_fields();
   in.finish();
   auto parsed = core::parse_accelerator(*accelerator);
-  if (!parsed.type) throw accelerator_problem(*parsed.error);
+  if (!parsed.value) throw accelerator_problem(parsed);
   const auto executor = read_executor(executor_json);
   const auto launch_policy = read_launch_policy(launch_policy_json);
   const std::string id = new_id("clu");
@@ -198,13 +192,13 @@ http::Response create_cluster(ApiContext& ctx, http::RequestContext& rc) {
         "created_by, executor, project, reservation, network, launch_policy, maxtext_version) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, COALESCE($10::jsonb, "
         "'{\"kind\":\"agent\"}'::jsonb), $11, $12, $13, COALESCE($14::jsonb, '{}'::jsonb), $15)",
-        {id, *name, parsed.type->type, std::to_string(num_slices.value_or(1)),
+        {id, *name, parsed.value->type, std::to_string(num_slices.value_or(1)),
          capacity.value_or("on-demand"), zone.value_or(""),
          price ? db::Param(std::to_string(*price)) : db::Param(),
          labels.value_or(nlohmann::json::object()).dump(), user_id(rc), executor,
          gcp.project.value_or(""), gcp.reservation.value_or(""), gcp.network.value_or(""),
          launch_policy, maxtext_version.value_or("auto")});
-    audit(tx, rc, "create", "cluster", id, {{"name", *name}, {"accelerator", parsed.type->type}});
+    audit(tx, rc, "create", "cluster", id, {{"name", *name}, {"accelerator", parsed.value->type}});
     return load_cluster(ctx, tx, id);
   });
   return json_response(201, out);
@@ -387,11 +381,11 @@ http::Response get_provisioning(ApiContext& ctx, http::RequestContext& rc) {
       ctx.db.transact([&](db::Transaction& tx) { return load_cluster(ctx, tx, rc.param("id")); },
                       db::TxMode::read_only);
   auto parsed = core::parse_accelerator(cluster["accelerator"]["type"].get<std::string>());
-  if (!parsed.type)
+  if (!parsed.value)
     throw http::unprocessable("the cluster's accelerator is no longer in the catalog");
   core::ProvisioningRequest req;
   req.cluster = cluster["name"].get<std::string>();
-  req.accelerator = *parsed.type;
+  req.accelerator = *parsed.value;
   req.num_slices = cluster["num_slices"].get<int>();
   req.capacity = cluster["capacity"].get<std::string>();
   req.zone = cluster["zone"].get<std::string>();

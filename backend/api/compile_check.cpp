@@ -42,7 +42,7 @@ void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::strin
   sched::GangMember only;
   only.address = "127.0.0.1";
   in.members = {only};
-  if (parsed.type) in.accelerator_kind = std::string(core::kind_name(parsed.type->kind));
+  if (parsed.value) in.accelerator_kind = std::string(core::kind_name(parsed.value->kind));
   in.maxtext_layout = core::choose_maxtext_layout(s.spec.maxtext_version,
                                                   target.at(0, "maxtext_version"), std::nullopt);
   std::vector<sched::RankLaunch> launch;
@@ -53,13 +53,14 @@ void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::strin
                               {{"preflight", e.what()}});
   }
   const std::string topology =
-      parsed.type ? (parsed.type->cloud_type.empty() ? parsed.type->type : parsed.type->cloud_type)
-                  : target.at(0, "accelerator");
+      parsed.value
+          ? (parsed.value->cloud_type.empty() ? parsed.value->type : parsed.value->cloud_type)
+          : target.at(0, "accelerator");
   // MaxText's train_compile always names its target. The reference workload compiles a TPU
   // target for its topology from the compile host's CPU (jax[tpu]), and a CPU target for the
   // compile host itself.
   const bool reference = s.spec.workload == core::Workload::reference;
-  const bool tpu_target = parsed.type && parsed.type->kind == core::AcceleratorKind::tpu;
+  const bool tpu_target = parsed.value && parsed.value->kind == core::AcceleratorKind::tpu;
   const auto argv =
       sched::compile_check_command(launch.front().command, reference,
                                    !reference || tpu_target ? topology : std::string(), slices);

@@ -95,9 +95,9 @@ ImportRequest read_request(const ApiContext& ctx, const http::Request& req) {
   in.reject_unknown_fields();
   in.finish();
   auto parsed = core::parse_accelerator(*accelerator);
-  if (!parsed.type) throw accelerator_problem(*parsed.error);
+  if (!parsed.value) throw accelerator_problem(parsed);
   out.name = *name;
-  out.accelerator = *parsed.type;
+  out.accelerator = *parsed.value;
   out.num_slices = static_cast<int>(slices.value_or(1));
   out.model = *model;
   if (config) out.config = *config;

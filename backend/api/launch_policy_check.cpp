@@ -8,7 +8,7 @@ namespace podium::api {
 core::LaunchPolicy stored_launch_policy(const std::string& column_text) {
   auto value = nlohmann::json::parse(column_text, nullptr, false);
   auto parsed = core::parse_launch_policy(value.is_discarded() ? nlohmann::json() : value);
-  return parsed.policy.value_or(core::LaunchPolicy{});
+  return parsed.value.value_or(core::LaunchPolicy{});
 }
 
 nlohmann::json launch_policy_json(const std::string& column_text) {

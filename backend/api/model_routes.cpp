@@ -24,7 +24,7 @@ bool valid_model_name(const std::string& name) {
 // The architecture of a POST or PATCH body: exactly one of "yaml" (a MaxText model file) and
 // "config" (the same keys as a JSON object). 422 naming the field when it cannot be counted.
 struct ParsedBody {
-  core::ModelConfigParse parse;
+  core::Parsed<core::ModelConfig> parse;
   std::optional<std::string> yaml;
 };
 std::optional<ParsedBody> read_architecture(http::ObjectReader& in, bool required) {
@@ -41,10 +41,10 @@ std::optional<ParsedBody> read_architecture(http::ObjectReader& in, bool require
 }
 
 void refuse_unparsed(const ParsedBody& body) {
-  if (body.parse.model) return;
+  if (body.parse.ok()) return;
   const std::string field = body.yaml ? "yaml" : "config";
-  throw http::unprocessable("the model config cannot be read: " + body.parse.error,
-                            {{field, body.parse.error}});
+  throw http::unprocessable("the model config cannot be read: " + body.parse.summary(),
+                            {{field, body.parse.summary()}});
 }
 
 // Built-ins are the catalog files' rows, refreshed at every start: nobody edits them through the
@@ -122,9 +122,9 @@ http::Response create_model(ApiContext& ctx, http::RequestContext& rc) {
     tx.exec(
         "INSERT INTO models (id, name, description, config, source_yaml, created_by) "
         "VALUES ($1, $2, $3, $4::jsonb, $5, $6)",
-        {id, *name, description.value_or(""), arch->parse.config.dump(),
+        {id, *name, description.value_or(""), arch->parse.value->config.dump(),
          arch->yaml ? db::Param(*arch->yaml) : db::Param(), user_id(rc)});
-    const auto counts = core::count_parameters(*arch->parse.model);
+    const auto counts = core::count_parameters(arch->parse.value->model);
     audit(tx, rc, "create", "model", id,
           {{"name", *name}, {"parameters", counts.total}, {"form", arch->yaml ? "yaml" : "json"}});
     return require_model(tx, *name);
@@ -156,7 +156,7 @@ http::Response update_model(ApiContext& ctx, http::RequestContext& rc) {
       tx.exec(
           "UPDATE models SET config = $2::jsonb, source_yaml = $3, updated_at = now() "
           "WHERE id = $1",
-          {before.id, arch->parse.config.dump(),
+          {before.id, arch->parse.value->config.dump(),
            arch->yaml ? db::Param(*arch->yaml) : db::Param()});
       changed.push_back("config");
     }

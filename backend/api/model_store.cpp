@@ -10,10 +10,10 @@ namespace {
 
 // The catalog file's MaxText keys as JSON: every key but the `podium` block.
 nlohmann::json builtin_config(std::string_view yaml_text) {
-  core::ModelConfigParse parsed = core::parse_model_config_yaml(yaml_text);
-  if (!parsed.model) throw std::logic_error("model catalog entry: " + parsed.error);
-  parsed.config.erase("podium");
-  return parsed.config;
+  core::Parsed<core::ModelConfig> parsed = core::parse_model_config_yaml(yaml_text);
+  if (!parsed.ok()) throw std::logic_error("model catalog entry: " + parsed.summary());
+  parsed.value->config.erase("podium");
+  return parsed.value->config;
 }
 
 }  // namespace
@@ -22,10 +22,11 @@ void seed_builtin_models(db::Transaction& tx) {
   std::vector<std::string> names;
   for (const core::detail::EmbeddedFile& file : core::detail::embedded_files()) {
     if (!file.path.starts_with("models/") || !file.path.ends_with(".yaml")) continue;
-    std::string error;
-    auto spec = core::parse_model_yaml(file.content, &error);
+    auto parsed = core::parse_model_yaml(file.content);
     // The files are part of the build and covered by unit tests.
-    if (!spec) throw std::logic_error("model catalog " + std::string(file.path) + ": " + error);
+    if (!parsed.ok())
+      throw std::logic_error("model catalog " + std::string(file.path) + ": " + parsed.summary());
+    const core::ModelSpec* spec = &*parsed.value;
     names.push_back(spec->name);
     tx.exec(
         "INSERT INTO models (id, name, description, builtin, config, source_yaml) "
@@ -61,16 +62,16 @@ StoredModel stored_model(const db::Result& r, size_t i) {
   m.updated_at = r.at(i, "updated_at");
   const std::string name = r.at(i, "name");
   if (m.builtin && m.source_yaml) {
-    std::string error;
-    auto spec = core::parse_model_yaml(*m.source_yaml, &error);
-    if (!spec) throw std::runtime_error("stored built-in model " + name + ": " + error);
-    m.spec = std::move(*spec);
+    auto parsed = core::parse_model_yaml(*m.source_yaml);
+    if (!parsed.ok())
+      throw std::runtime_error("stored built-in model " + name + ": " + parsed.summary());
+    m.spec = std::move(*parsed.value);
   } else {
     // Stored only after it parsed; a row that no longer parses (edited by hand) is an error of
     // the database, not of the request.
-    core::ModelConfigParse parsed = core::parse_model_config_json(m.config);
-    if (!parsed.model) throw std::runtime_error("stored model " + name + ": " + parsed.error);
-    m.spec = std::move(*parsed.model);
+    core::Parsed<core::ModelConfig> parsed = core::parse_model_config_json(m.config);
+    if (!parsed.ok()) throw std::runtime_error("stored model " + name + ": " + parsed.summary());
+    m.spec = std::move(parsed.value->model);
     m.spec.source = "added by a user";
   }
   m.spec.name = name;

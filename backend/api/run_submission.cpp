@@ -20,13 +20,9 @@ std::optional<double> opt_double(const db::Result& r, const char* col) {
 
 Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
   auto parsed = core::parse_run_spec(body);
-  if (!parsed.spec) {
-    std::vector<http::FieldError> errors;
-    for (const auto& e : parsed.errors) errors.push_back({e.field, e.message});
-    throw http::bad_request("the run spec is invalid", std::move(errors));
-  }
+  if (!parsed.value) throw http::bad_request("the run spec is invalid", std::move(parsed.errors));
   Submission s;
-  s.spec = std::move(*parsed.spec);
+  s.spec = std::move(*parsed.value);
   s.spec_json = core::to_json(s.spec);
   s.spec_json.erase("force");
 
@@ -57,7 +53,7 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
   input.spec = s.spec;
   input.accelerator_name = cluster.at(0, "accelerator");
   auto acc = core::parse_accelerator(input.accelerator_name);
-  if (acc.type) input.accelerator = *acc.type;
+  if (acc.value) input.accelerator = *acc.value;
   input.num_slices = static_cast<int>(cluster.int64(0, "num_slices"));
 
   if (s.spec.dataset) {

@@ -161,7 +161,7 @@ json summarize(const RunFacts& f, const SummaryOptions& options) {
   // Accelerator and size. An elastic run's latest attempt says how many slices it really used.
   std::optional<core::AcceleratorType> accel;
   if (f.accelerator)
-    if (auto p = core::parse_accelerator(*f.accelerator); p.type) accel = *p.type;
+    if (auto p = core::parse_accelerator(*f.accelerator); p.value) accel = *p.value;
   const int slices = f.attempts.empty() ? f.num_slices : f.attempts.back().num_slices;
   const Shape shape = shape_of(f.spec);
   std::optional<double> peak;

@@ -24,7 +24,7 @@ Response Problem::to_response() const {
   j["detail"] = detail;
   if (!errors.empty()) {
     auto arr = nlohmann::json::array();
-    for (const auto& e : errors) arr.push_back({{"field", e.field}, {"message", e.message}});
+    for (const auto& e : errors) arr.push_back(core::to_json(e));
     j["errors"] = std::move(arr);
   }
   Response r;

@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/common/http_message.h"
+#include "engine/core/validation/field_error.h"
 
 namespace podium::http {
 
-struct FieldError {
-  std::string field;
-  std::string message;
-};
+// The field errors a problem lists are core's (engine/core/validation/field_error.h), the type
+// every validator reports, so a parser's errors pass through unchanged.
+using core::FieldError;
 
 // A handler throws Problem for an expected failure (bad input, not found, conflict); the router
 // turns it into the response. Impossible states are not Problems: they are bugs (500).

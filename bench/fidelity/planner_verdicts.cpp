@@ -39,14 +39,14 @@ json mesh_verdict(const json& c) {
                {"config", json::object()}};
   if (c.value("allow_split_physical_axes", false))
     spec["config"]["allow_split_physical_axes"] = true;
-  const RunSpecParse parsed = parse_run_spec(spec);
-  if (!parsed.spec) {
+  const Parsed<RunSpec> parsed = parse_run_spec(spec);
+  if (!parsed.value) {
     json errors = json::array();
     for (const FieldError& e : parsed.errors) errors.push_back(to_json(e));
     return {{"error", "run spec refused"}, {"errors", errors}};
   }
   PlanInput in;
-  in.spec = *parsed.spec;
+  in.spec = *parsed.value;
   in.accelerator_name = c.at("accelerator").get<std::string>();
   in.num_slices = c.value("num_slices", 1);
   const Plan plan = make_plan(in);
@@ -73,13 +73,12 @@ json mesh_verdict(const json& c) {
 }
 
 json hbm_verdict(const json& c) {
-  std::string error;
-  const auto model = parse_model_yaml(c.at("model_yaml").get<std::string>(), &error);
-  if (!model) return {{"error", "model YAML refused: " + error}};
-  const AcceleratorParse acc = parse_accelerator(c.at("accelerator").get<std::string>());
-  if (!acc.type) return {{"error", acc.error ? acc.error->message : "unknown accelerator"}};
+  const auto model = parse_model_yaml(c.at("model_yaml").get<std::string>());
+  if (!model.ok()) return {{"error", "model YAML refused: " + model.summary()}};
+  const Parsed<AcceleratorType> acc = parse_accelerator(c.at("accelerator").get<std::string>());
+  if (!acc.value) return {{"error", acc.errors.front().message}};
   HbmInput in;
-  in.model = &*model;
+  in.model = &*model.value;
   in.shape.per_device_batch_size = c.at("per_device_batch_size").get<double>();
   in.shape.max_target_length = c.at("max_target_length").get<int>();
   in.axes = c.value("axes", std::map<std::string, int>{});
@@ -90,7 +89,7 @@ json hbm_verdict(const json& c) {
   in.grad_dtype = c.value("grad_dtype", std::string("float32"));
   in.capacity_factor = c.value("capacity_factor", -1.0);
   in.attention_query_block = c.value("attention_query_block", 0);
-  in.capacity_gib = acc.type->usable_hbm_gib_per_device;
+  in.capacity_gib = acc.value->usable_hbm_gib_per_device;
   const HbmEstimate e = estimate_hbm(in);
   return {{"per_device_gib", e.per_device_gib},
           {"low_gib", e.low_gib},

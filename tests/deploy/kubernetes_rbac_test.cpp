@@ -74,7 +74,7 @@ std::set<Grant> executor_needs(std::string& namespace_name) {
   spec.attempt_number = 1;
   spec.executor.kind = core::ExecutorKind::kubernetes;
   spec.executor.kubernetes.namespace_name = "training";
-  spec.accelerator = *core::parse_accelerator("v6e-16").type;
+  spec.accelerator = *core::parse_accelerator("v6e-16").value;
   spec.image = "img:1";
   spec.server_url = "https://podium.example.com";
   auto submitted = engine.submit(spec, "pda_tok");

@@ -203,8 +203,8 @@ json podium_jobset(const Case& c, const std::string& name) {
   r.run_id = "run_0123abcd";
   r.attempt_id = "att_0456ef01";
   auto parsed = parse_accelerator(c.accelerator);
-  EXPECT_TRUE(parsed.type) << c.accelerator;
-  if (parsed.type) r.accelerator = *parsed.type;
+  EXPECT_TRUE(parsed.value) << c.accelerator;
+  if (parsed.value) r.accelerator = *parsed.value;
   r.num_slices = c.slices;
   r.executor.queue = "multislice-queue";
   r.executor.priority_class = "medium";

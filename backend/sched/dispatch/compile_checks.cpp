@@ -65,7 +65,7 @@ int check_compile_preflights(db::Transaction& tx, const std::shared_ptr<spdlog::
     }
     const double needed = hbm["used_gib"].get<double>();
     const auto acc = core::parse_accelerator(r.at(i, "accelerator"));
-    const double usable = acc.type ? acc.type->usable_hbm_gib_per_device : 0.0;
+    const double usable = acc.value ? acc.value->usable_hbm_gib_per_device : 0.0;
     const bool fits = !compile_oom && (!(usable > 0) || needed <= usable);
     json memory = plan.value("memory", json::object());
     if (!memory.is_object()) memory = json::object();

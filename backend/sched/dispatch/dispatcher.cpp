@@ -39,7 +39,7 @@ struct ClusterInfo {
 
 int hosts_per_slice(const std::string& accelerator) {
   auto parsed = core::parse_accelerator(accelerator);
-  return parsed.type ? std::max(1, parsed.type->hosts_per_slice) : 0;
+  return parsed.value ? std::max(1, parsed.value->hosts_per_slice) : 0;
 }
 
 // Clusters (locked FOR UPDATE SKIP LOCKED when `lock`) and their workers as the placement
@@ -57,10 +57,10 @@ std::map<std::string, ClusterInfo> read_clusters(db::Transaction& tx, const json
     ClusterInfo info;
     info.snapshot.id = c.at(i, "id");
     info.snapshot.hosts_per_slice = hosts_per_slice(c.at(i, "accelerator"));
-    if (auto parsed = core::parse_accelerator(c.at(i, "accelerator")); parsed.type) {
-      info.accelerator_kind = std::string(core::kind_name(parsed.type->kind));
-      if (parsed.type->hosts_per_slice > 0)
-        info.devices_per_host = parsed.type->devices_per_slice / parsed.type->hosts_per_slice;
+    if (auto parsed = core::parse_accelerator(c.at(i, "accelerator")); parsed.value) {
+      info.accelerator_kind = std::string(core::kind_name(parsed.value->kind));
+      if (parsed.value->hosts_per_slice > 0)
+        info.devices_per_host = parsed.value->devices_per_slice / parsed.value->hosts_per_slice;
     }
     info.num_slices = static_cast<int>(c.int64(i, "num_slices"));
     info.executor = c.opt(i, "executor").value_or("agent");

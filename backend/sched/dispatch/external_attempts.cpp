@@ -49,9 +49,9 @@ ExternalAttempt read_attempt(const db::Result& r, size_t i, const ExternalEngine
   a.spec.attempt_number = a.number;
   a.spec.num_slices = a.num_slices;
   auto parsed = core::parse_executor(json::parse(r.at(i, "cluster_executor"), nullptr, false));
-  if (parsed.executor) a.spec.executor = *parsed.executor;
-  if (auto acc = core::parse_accelerator(r.at(i, "accelerator")); acc.type)
-    a.spec.accelerator = *acc.type;
+  if (parsed.value) a.spec.executor = *parsed.value;
+  if (auto acc = core::parse_accelerator(r.at(i, "accelerator")); acc.value)
+    a.spec.accelerator = *acc.value;
   json spec = json::parse(r.at(i, "spec"), nullptr, false);
   if (spec.is_object() && spec.contains("image") && spec["image"].is_string())
     a.spec.image = spec["image"].get<std::string>();
@@ -104,9 +104,8 @@ int ranks_per_host_of_run(db::Transaction& tx, const std::string& run_id) {
   const auto acc = core::parse_accelerator(c.at(0, "accelerator"));
   const auto parsed =
       core::parse_executor(json::parse(c.opt(0, "executor").value_or("{}"), nullptr, false));
-  if (!acc.type || !parsed.executor || parsed.executor->kind != core::ExecutorKind::kubernetes)
-    return 1;
-  return core::ranks_per_host(*acc.type, parsed.executor->kubernetes);
+  if (!acc.value || !parsed.value || parsed.value->kind != core::ExecutorKind::kubernetes) return 1;
+  return core::ranks_per_host(*acc.value, parsed.value->kubernetes);
 }
 
 }  // namespace
@@ -232,11 +231,11 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
     in.requested_slices = in.gang_slices;
     in.settings = settings.launch;
     in.settings.grace_seconds = static_cast<int>(settings.cancel_grace.count());
-    if (auto acc = core::parse_accelerator(a.at(0, "accelerator")); acc.type) {
-      in.accelerator_kind = std::string(core::kind_name(acc.type->kind));
+    if (auto acc = core::parse_accelerator(a.at(0, "accelerator")); acc.value) {
+      in.accelerator_kind = std::string(core::kind_name(acc.value->kind));
       // Devices per rank: a VM's devices split over its ranks (xpk's parallel containers).
-      if (acc.type->hosts_per_slice > 0)
-        in.devices_per_host = acc.type->devices_per_slice / acc.type->hosts_per_slice /
+      if (acc.value->hosts_per_slice > 0)
+        in.devices_per_host = acc.value->devices_per_slice / acc.value->hosts_per_slice /
                               ranks_per_host_of_run(tx, in.run_id);
     }
     // No agent reports the hosts' MaxText here: the run's or the cluster's declaration decides.
@@ -498,8 +497,8 @@ std::optional<json> ExternalEngines::manifest(db::Transaction& tx, const std::st
       {run_id});
   if (run.empty()) return std::nullopt;
   auto parsed = core::parse_executor(json::parse(run.at(0, "cluster_executor"), nullptr, false));
-  if (!parsed.executor || !parsed.executor->external()) return std::nullopt;
-  const std::string kind(core::to_string(parsed.executor->kind));
+  if (!parsed.value || !parsed.value->external()) return std::nullopt;
+  const std::string kind(core::to_string(parsed.value->kind));
   auto latest = tx.exec(
       "SELECT id, number, engine_manifest, engine_job_id, num_slices FROM attempts WHERE run_id "
       "= $1 AND executor <> 'agent' ORDER BY number DESC LIMIT 1",
@@ -517,9 +516,9 @@ std::optional<json> ExternalEngines::manifest(db::Transaction& tx, const std::st
   spec.run_id = run_id;
   spec.attempt_id = latest.empty() ? "att_<assigned at submission>" : latest.at(0, "id");
   spec.attempt_number = latest.empty() ? 1 : static_cast<int>(latest.int64(0, "number"));
-  spec.executor = *parsed.executor;
-  if (auto acc = core::parse_accelerator(run.at(0, "accelerator")); acc.type)
-    spec.accelerator = *acc.type;
+  spec.executor = *parsed.value;
+  if (auto acc = core::parse_accelerator(run.at(0, "accelerator")); acc.value)
+    spec.accelerator = *acc.value;
   json rs = json::parse(run.at(0, "spec"), nullptr, false);
   spec.num_slices = static_cast<int>(run.int64(0, "num_slices"));
   if (rs.is_object() && rs.contains("num_slices") && rs["num_slices"].is_number_integer())

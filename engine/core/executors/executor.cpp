@@ -66,7 +66,7 @@ std::string option_name(std::string_view arg) {
 struct Reader {
   const json& object;
   std::string prefix;
-  std::vector<ExecutorFieldError>& errors;
+  std::vector<FieldError>& errors;
   std::set<std::string> known;
 
   const json* field(const std::string& key) {
@@ -196,10 +196,8 @@ KubernetesExecutor read_kubernetes(Reader& r) {
     else
       r.error("parallel_containers", "must be true or false");
   }
-  std::vector<PodTemplateFieldError> pod_errors;
-  k.pod = read_pod_template(r.object, r.prefix, pod_errors);
+  k.pod = read_pod_template(r.object, r.prefix, r.errors);
   for (const auto& key : pod_template_keys()) r.known.insert(key);
-  for (auto& e : pod_errors) r.errors.push_back({std::move(e.field), std::move(e.message)});
   return k;
 }
 
@@ -233,18 +231,16 @@ bool is_dns_label(std::string_view s) {
   return true;
 }
 
-ExecutorParse parse_executor(const json& j) {
-  ExecutorParse out;
-  if (!j.is_object()) {
-    out.errors.push_back({"executor", "must be an object such as {\"kind\":\"agent\"}"});
-    return out;
-  }
-  Reader r{j, "executor.", out.errors, {}};
+Parsed<Executor> parse_executor(const json& j) {
+  if (!j.is_object())
+    return Parsed<Executor>::failure("executor", "must be an object such as {\"kind\":\"agent\"}");
+  std::vector<FieldError> errors;
+  Reader r{j, "executor.", errors, {}};
   const json* kind = r.field("kind");
   Executor e;
   if (!kind || !kind->is_string()) {
     r.error("kind", "required: \"agent\", \"slurm\" or \"kubernetes\"");
-    return out;
+    return Parsed<Executor>::from(std::move(e), std::move(errors));
   }
   const std::string k = kind->get<std::string>();
   if (k == "agent") {
@@ -260,11 +256,10 @@ ExecutorParse parse_executor(const json& j) {
   } else {
     r.error("kind",
             "must be \"agent\", \"slurm\" or \"kubernetes\", not \"" + k.substr(0, 64) + "\"");
-    return out;
+    return Parsed<Executor>::from(std::move(e), std::move(errors));
   }
   r.reject_unknown();
-  if (out.errors.empty()) out.executor = std::move(e);
-  return out;
+  return Parsed<Executor>::from(std::move(e), std::move(errors));
 }
 
 json to_json(const Executor& e) {

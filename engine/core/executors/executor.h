@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/executors/pod_template.h"
+#include "engine/core/validation/parsed.h"
 
 namespace podium::core {
 
@@ -53,20 +54,11 @@ struct Executor {
   bool external() const { return kind != ExecutorKind::agent; }
 };
 
-struct ExecutorFieldError {
-  std::string field;  // "executor.partition"
-  std::string message;
-};
-
-struct ExecutorParse {
-  std::optional<Executor> executor;
-  std::vector<ExecutorFieldError> errors;  // non-empty when executor is empty
-};
-
 // Reads the contract's JSON form. Unknown keys, wrong types, names that are not valid Slurm or
 // Kubernetes names, sbatch options Podium sets itself (--nodes, --ntasks..., --job-name,
 // --output) and environment names Podium owns (engine/core/launch/launch_env.h) are errors.
-ExecutorParse parse_executor(const nlohmann::json& j);
+// Field paths start with "executor" ("executor.partition").
+Parsed<Executor> parse_executor(const nlohmann::json& j);
 
 // The contract's JSON form; parse_executor(to_json(e)) gives e back.
 nlohmann::json to_json(const Executor& e);

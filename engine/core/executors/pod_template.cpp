@@ -89,7 +89,7 @@ bool relative_clean_path(const std::string& s) {
 
 class Fields {
  public:
-  Fields(const json& object, std::string path, std::vector<PodTemplateFieldError>& errors)
+  Fields(const json& object, std::string path, std::vector<FieldError>& errors)
       : object_(object), path_(std::move(path)), errors_(errors) {}
 
   bool object_ok() const { return object_.is_object(); }
@@ -186,7 +186,7 @@ class Fields {
  private:
   const json& object_;
   std::string path_;
-  std::vector<PodTemplateFieldError>& errors_;
+  std::vector<FieldError>& errors_;
   std::set<std::string> known_;
 };
 
@@ -324,7 +324,7 @@ json read_resource_claim(Fields& f) {
 // share.
 json read_list(const json& executor, const std::string& prefix, const std::string& key,
                size_t max_items, json (*read)(Fields&), const std::string& unique,
-               std::vector<PodTemplateFieldError>& errors) {
+               std::vector<FieldError>& errors) {
   json out = json::array();
   auto it = executor.find(key);
   if (it == executor.end() || it->is_null()) return out;
@@ -354,7 +354,7 @@ json read_list(const json& executor, const std::string& prefix, const std::strin
 std::map<std::string, std::string> read_string_map(
     const json& executor, const std::string& prefix, const std::string& key,
     const std::function<bool(const std::string&)>& value_ok, const std::string& value_what,
-    size_t max_entries, std::vector<PodTemplateFieldError>& errors) {
+    size_t max_entries, std::vector<FieldError>& errors) {
   std::map<std::string, std::string> out;
   auto it = executor.find(key);
   if (it == executor.end() || it->is_null()) return out;
@@ -406,7 +406,7 @@ const std::vector<std::string>& pod_template_keys() {
 }
 
 PodTemplateExtensions read_pod_template(const json& executor, const std::string& prefix,
-                                        std::vector<PodTemplateFieldError>& errors) {
+                                        std::vector<FieldError>& errors) {
   PodTemplateExtensions p;
   if (!executor.is_object()) return p;
   p.annotations = read_string_map(

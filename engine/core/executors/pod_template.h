@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/validation/field_error.h"
+
 namespace podium::core {
 
 struct PodTemplateExtensions {
@@ -26,19 +28,15 @@ struct PodTemplateExtensions {
   bool operator==(const PodTemplateExtensions&) const = default;
 };
 
-struct PodTemplateFieldError {
-  std::string field;  // "executor.volumes[0].csi.driver"
-  std::string message;
-};
-
 // The executor keys read here ("annotations", "node_selector", "tolerations", "volumes",
 // "volume_mounts", "resource_claims").
 const std::vector<std::string>& pod_template_keys();
 
 // Reads those keys of a kubernetes executor object (absent or null: empty). Every problem is
-// appended to `errors` with `prefix` + the key path ("executor.").
+// appended to `errors` with `prefix` + the key path ("executor." gives
+// "executor.volumes[0].csi.driver"). A part of parse_executor, which collects every error.
 PodTemplateExtensions read_pod_template(const nlohmann::json& executor, const std::string& prefix,
-                                        std::vector<PodTemplateFieldError>& errors);
+                                        std::vector<FieldError>& errors);
 
 // Adds the non-empty parts under the same keys (read_pod_template gives them back).
 void write_pod_template(const PodTemplateExtensions& p, nlohmann::json& executor);

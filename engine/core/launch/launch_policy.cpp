@@ -62,7 +62,7 @@ bool is_executable_path(std::string_view s) {
 
 // A list of strings at `field`, each checked by `valid` (its complaint when not).
 std::optional<std::vector<std::string>> read_list(
-    const json& j, const std::string& field, std::vector<LaunchPolicyError>& errors,
+    const json& j, const std::string& field, std::vector<FieldError>& errors,
     const std::function<std::optional<std::string>(const std::string&)>& invalid) {
   if (!j.is_array()) {
     errors.push_back({field, "must be a list of strings"});
@@ -106,37 +106,29 @@ bool selects_code(const std::string& name) {
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
-LaunchPolicyParse parse_launch_policy(const json& j) {
-  LaunchPolicyParse out;
-  if (j.is_null()) {
-    out.policy = LaunchPolicy{};
-    return out;
-  }
-  if (!j.is_object()) {
-    out.errors.push_back({"launch_policy", "must be an object"});
-    return out;
-  }
+Parsed<LaunchPolicy> parse_launch_policy(const json& j) {
+  if (j.is_null()) return Parsed<LaunchPolicy>::from(LaunchPolicy{}, {});
+  if (!j.is_object()) return Parsed<LaunchPolicy>::failure("launch_policy", "must be an object");
+  std::vector<FieldError> errors;
   LaunchPolicy p;
   for (const auto& [key, value] : j.items()) {
     const std::string field = "launch_policy." + key;
     if (key == "command_roles") {
-      if (auto v = read_list(value, field, out.errors, invalid_role)) p.command_roles = *v;
+      if (auto v = read_list(value, field, errors, invalid_role)) p.command_roles = *v;
     } else if (key == "code_bundle_roles") {
-      if (auto v = read_list(value, field, out.errors, invalid_role)) p.code_bundle_roles = *v;
+      if (auto v = read_list(value, field, errors, invalid_role)) p.code_bundle_roles = *v;
     } else if (key == "entrypoints") {
       if (value.is_array() && value.size() > kMaxEntrypoints)
-        out.errors.push_back({field, "at most " + std::to_string(kMaxEntrypoints) +
-                                         " entrypoints (" + std::to_string(value.size()) +
-                                         " given)"});
-      else if (auto v = read_list(value, field, out.errors, invalid_entrypoint))
+        errors.push_back({field, "at most " + std::to_string(kMaxEntrypoints) + " entrypoints (" +
+                                     std::to_string(value.size()) + " given)"});
+      else if (auto v = read_list(value, field, errors, invalid_entrypoint))
         p.entrypoints = *v;
     } else {
-      out.errors.push_back(
+      errors.push_back(
           {field, "unknown key (known: command_roles, entrypoints, code_bundle_roles)"});
     }
   }
-  if (out.errors.empty()) out.policy = std::move(p);
-  return out;
+  return Parsed<LaunchPolicy>::from(std::move(p), std::move(errors));
 }
 
 json to_json(const LaunchPolicy& p) {
@@ -145,37 +137,35 @@ json to_json(const LaunchPolicy& p) {
           {"code_bundle_roles", p.code_bundle_roles}};
 }
 
-std::optional<LaunchPolicyError> launch_refusal(const LaunchPolicy& policy, const RunSpec& spec,
-                                                const std::string& role) {
+std::optional<FieldError> launch_refusal(const LaunchPolicy& policy, const RunSpec& spec,
+                                         const std::string& role) {
   // Roles trusted with any program need no further look.
   if (contains(policy.command_roles, role)) return std::nullopt;
   const std::string trusted = only(policy.command_roles);
   if (spec.workload == Workload::command)
-    return LaunchPolicyError{
-        "workload",
-        "this cluster lets " + trusted + " submit command workloads (launch_policy.command_roles)"};
+    return FieldError{"workload", "this cluster lets " + trusted +
+                                      " submit command workloads (launch_policy.command_roles)"};
   if (spec.entrypoint_module && !contains(policy.entrypoints, *spec.entrypoint_module))
-    return LaunchPolicyError{"entrypoint", "module " + *spec.entrypoint_module +
-                                               " is not among this cluster's entrypoints "
-                                               "(launch_policy.entrypoints) and " +
-                                               trusted + " may name any"};
+    return FieldError{"entrypoint", "module " + *spec.entrypoint_module +
+                                        " is not among this cluster's entrypoints "
+                                        "(launch_policy.entrypoints) and " +
+                                        trusted + " may name any"};
   if (!spec.entrypoint_argv.empty() && !contains(policy.entrypoints, spec.entrypoint_argv[0]))
-    return LaunchPolicyError{"entrypoint", spec.entrypoint_argv[0] +
-                                               " is not among this cluster's entrypoints "
-                                               "(launch_policy.entrypoints) and " +
-                                               trusted + " may name any"};
+    return FieldError{"entrypoint", spec.entrypoint_argv[0] +
+                                        " is not among this cluster's entrypoints "
+                                        "(launch_policy.entrypoints) and " +
+                                        trusted + " may name any"};
   for (const auto& [name, value] : spec.env)
     if (selects_code(name))
-      return LaunchPolicyError{"env." + name, name + " chooses which code the ranks load; " +
-                                                  trusted +
-                                                  " may set it (launch_policy.command_roles)"};
+      return FieldError{"env." + name, name + " chooses which code the ranks load; " + trusted +
+                                           " may set it (launch_policy.command_roles)"};
   if (spec.image)
-    return LaunchPolicyError{"image", "a run's own image is a program of its choosing; " + trusted +
-                                          " may set it (launch_policy.command_roles)"};
+    return FieldError{"image", "a run's own image is a program of its choosing; " + trusted +
+                                   " may set it (launch_policy.command_roles)"};
   if (spec.code_bundle && !contains(policy.code_bundle_roles, role))
-    return LaunchPolicyError{"code_bundle", "this cluster lets " + only(policy.code_bundle_roles) +
-                                                " submit code bundles "
-                                                "(launch_policy.code_bundle_roles)"};
+    return FieldError{"code_bundle", "this cluster lets " + only(policy.code_bundle_roles) +
+                                         " submit code bundles "
+                                         "(launch_policy.code_bundle_roles)"};
   return std::nullopt;
 }
 

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/spec/run_spec.h"
+#include "engine/core/validation/field_error.h"
+#include "engine/core/validation/parsed.h"
 
 namespace podium::core {
 
@@ -27,25 +29,16 @@ struct LaunchPolicy {
   std::vector<std::string> code_bundle_roles{"admin", "member"};
 };
 
-struct LaunchPolicyError {
-  std::string field;  // "launch_policy.command_roles[1]"
-  std::string message;
-};
-
-struct LaunchPolicyParse {
-  std::optional<LaunchPolicy> policy;
-  std::vector<LaunchPolicyError> errors;  // non-empty when policy is empty
-};
-
 // Reads the contract's JSON form; absent keys take the defaults above, unknown keys, unknown
 // roles and malformed entrypoints are errors. null is the default policy.
-LaunchPolicyParse parse_launch_policy(const nlohmann::json& j);
+// Field paths start with "launch_policy" ("launch_policy.command_roles[1]").
+Parsed<LaunchPolicy> parse_launch_policy(const nlohmann::json& j);
 nlohmann::json to_json(const LaunchPolicy& policy);
 
 // Why `role` may not submit `spec` on a cluster with `policy`: the spec field at fault and a
 // sentence naming the policy key that would allow it. nullopt when allowed.
-std::optional<LaunchPolicyError> launch_refusal(const LaunchPolicy& policy, const RunSpec& spec,
-                                                const std::string& role);
+std::optional<FieldError> launch_refusal(const LaunchPolicy& policy, const RunSpec& spec,
+                                         const std::string& role);
 
 // Environment variables that choose which code a process loads (dynamic loader, interpreter
 // search paths, shell start-up files): setting them is as good as naming the program.

@@ -113,12 +113,12 @@ std::vector<ModelSpec> load_catalog() {
   std::vector<ModelSpec> models;
   for (const detail::EmbeddedFile& file : detail::embedded_files()) {
     if (!file.path.starts_with("models/") || !file.path.ends_with(".yaml")) continue;
-    std::string error;
-    std::optional<ModelSpec> model = parse_model_yaml(file.content, &error);
+    Parsed<ModelSpec> model = parse_model_yaml(file.content);
     // The YAML files are part of the build and covered by tests; a broken one is a programming
     // error that must not silently shrink the catalog.
-    if (!model) throw std::logic_error("model catalog " + std::string(file.path) + ": " + error);
-    models.push_back(std::move(*model));
+    if (!model.ok())
+      throw std::logic_error("model catalog " + std::string(file.path) + ": " + model.summary());
+    models.push_back(std::move(*model.value));
   }
   std::sort(models.begin(), models.end(),
             [](const ModelSpec& a, const ModelSpec& b) { return a.name < b.name; });
@@ -365,7 +365,7 @@ YAML::Node json_to_yaml(const nlohmann::json& j) {
 
 }  // namespace
 
-std::optional<ModelSpec> parse_model_yaml(std::string_view yaml_text, std::string* error) {
+Parsed<ModelSpec> parse_model_yaml(std::string_view yaml_text) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
     if (!root.IsMap()) throw std::runtime_error("document is not a mapping");
@@ -396,48 +396,43 @@ std::optional<ModelSpec> parse_model_yaml(std::string_view yaml_text, std::strin
     std::string linear;
     read_string(podium, "linear_attention", linear);
     read_architecture(root, linear, m);
-    return m;
+    return Parsed<ModelSpec>::from(std::move(m), {});
   } catch (const std::exception& e) {
-    if (error) *error = e.what();
-    return std::nullopt;
+    // The YAML reader and the key readers stop at the first problem, by exception.
+    return Parsed<ModelSpec>::failure("", e.what());
   }
 }
 
-ModelConfigParse parse_model_config_yaml(std::string_view yaml_text) {
-  ModelConfigParse out;
+Parsed<ModelConfig> parse_model_config_yaml(std::string_view yaml_text) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
     if (!root.IsMap()) throw std::runtime_error("the document is not a mapping of MaxText keys");
     size_t budget = kMaxModelConfigEntries;
+    ModelConfig out;
     out.config = yaml_to_json(root, 0, budget);
-    ModelSpec m;
-    m.maxtext_known = false;
-    read_architecture(root, "", m);
-    out.model = std::move(m);
+    out.model.maxtext_known = false;
+    read_architecture(root, "", out.model);
+    return Parsed<ModelConfig>::from(std::move(out), {});
   } catch (const std::exception& e) {
-    out.config = nullptr;
-    out.error = e.what();
+    return Parsed<ModelConfig>::failure("", e.what());
   }
-  return out;
 }
 
-ModelConfigParse parse_model_config_json(const nlohmann::json& config) {
-  ModelConfigParse out;
+Parsed<ModelConfig> parse_model_config_json(const nlohmann::json& config) {
   try {
     if (!config.is_object())
       throw std::runtime_error("the config is not an object of MaxText keys");
     size_t budget = kMaxModelConfigEntries;
     const YAML::Node root = json_to_yaml(config);
     (void)yaml_to_json(root, 0, budget);  // the same bounds as a YAML document
-    ModelSpec m;
-    m.maxtext_known = false;
-    read_architecture(root, "", m);
+    ModelConfig out;
+    out.model.maxtext_known = false;
+    read_architecture(root, "", out.model);
     out.config = config;
-    out.model = std::move(m);
+    return Parsed<ModelConfig>::from(std::move(out), {});
   } catch (const std::exception& e) {
-    out.error = e.what();
+    return Parsed<ModelConfig>::failure("", e.what());
   }
-  return out;
 }
 
 const std::vector<ModelSpec>& model_catalog() {

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/validation/parsed.h"
+
 namespace podium::core {
 
 // Multi-head latent attention (DeepSeek-V2 style, MaxText attention_type: "mla").
@@ -108,22 +110,22 @@ const std::vector<ModelSpec>& model_catalog();
 const ModelSpec* find_model(std::string_view name);
 std::vector<std::string> model_names();
 
-// Parses one catalog YAML document (MaxText keys + a `podium` block). On failure returns
-// nullopt and sets *error.
-std::optional<ModelSpec> parse_model_yaml(std::string_view yaml_text, std::string* error);
+// Parses one catalog YAML document (MaxText keys + a `podium` block). Its one error, if any, is
+// about the whole document (field ""), the message naming the key.
+Parsed<ModelSpec> parse_model_yaml(std::string_view yaml_text);
 
 // A MaxText model config as a team writes it (the keys of MaxText's configs/models/*.yml; any
 // other MaxText key is kept and ignored), from YAML text or a JSON object: POST /api/v1/models.
 // The model's name comes from the request, not the file. Such a model is not one MaxText knows
 // by model_name (maxtext_known false): a maxtext run of it supplies the file as config_file.
 inline constexpr size_t kMaxModelConfigEntries = 4096;  // keys, list items and nested values
-struct ModelConfigParse {
-  std::optional<ModelSpec> model;  // name, description and source left empty
-  nlohmann::json config;           // the config as JSON (YAML numbers as numbers)
-  std::string error;               // set when model is empty
+// Its one error, if any, is about the whole document (field ""), the message naming the key.
+struct ModelConfig {
+  ModelSpec model;        // name, description and source left empty
+  nlohmann::json config;  // the config as JSON (YAML numbers as numbers)
 };
-ModelConfigParse parse_model_config_yaml(std::string_view yaml_text);
-ModelConfigParse parse_model_config_json(const nlohmann::json& config);
+Parsed<ModelConfig> parse_model_config_yaml(std::string_view yaml_text);
+Parsed<ModelConfig> parse_model_config_json(const nlohmann::json& config);
 
 // {"name","description","source","workload","architecture":{MaxText keys...},
 //  "parameters":{"total","active_per_token","breakdown":{...}},"published":{...}}

@@ -156,16 +156,16 @@ Plan make_plan(const PlanInput& in) {
   if (in.accelerator) {
     plan.topology = in.accelerator;
   } else {
-    AcceleratorParse parsed = parse_accelerator(in.accelerator_name);
-    if (parsed.type) {
-      plan.topology = parsed.type;
+    Parsed<AcceleratorType> parsed = parse_accelerator(in.accelerator_name);
+    if (parsed.value) {
+      plan.topology = parsed.value;
     } else {
-      const std::string message = parsed.error
-                                      ? parsed.error->message
+      const std::string message = !parsed.errors.empty()
+                                      ? parsed.errors.front().message
                                       : "unknown accelerator '" + in.accelerator_name + "'";
       std::string hint;
-      if (parsed.error && !parsed.error->valid_choices.empty()) {
-        hint = "valid: " + joined(parsed.error->valid_choices);
+      if (!parsed.valid_choices.empty()) {
+        hint = "valid: " + joined(parsed.valid_choices);
       }
       error("", "unknown_accelerator", message, hint, "cluster");
     }

@@ -280,13 +280,12 @@ int RunSpec::gradient_accumulation_steps() const {
   return 1;
 }
 
-RunSpecParse parse_run_spec(const json& body) {
-  RunSpecParse result;
-  std::vector<FieldError>& errors = result.errors;
+Parsed<RunSpec> parse_run_spec(const json& body) {
+  std::vector<FieldError> errors;
   Parser p(errors);
   if (!body.is_object()) {
-    errors.push_back({"", std::string("run spec must be a JSON object, got ") + type_name(body)});
-    return result;
+    return Parsed<RunSpec>::failure(
+        "", std::string("run spec must be a JSON object, got ") + type_name(body));
   }
   for (const auto& [key, value] : body.items()) {
     if (!kTopLevelFields.contains(key)) errors.push_back({key, "unknown field"});
@@ -663,8 +662,7 @@ RunSpecParse parse_run_spec(const json& body) {
     }
   }
 
-  if (errors.empty()) result.spec = std::move(spec);
-  return result;
+  return Parsed<RunSpec>::from(std::move(spec), std::move(errors));
 }
 
 json to_json(const RunSpec& s) {
@@ -720,10 +718,6 @@ json to_json(const RunSpec& s) {
 const std::vector<std::string>& skippable_checks() {
   static const std::vector<std::string> checks = {"model", "config_keys", "mesh", "hbm", "data"};
   return checks;
-}
-
-json to_json(const FieldError& e) {
-  return {{"field", e.field}, {"message", e.message}};
 }
 
 }  // namespace podium::core

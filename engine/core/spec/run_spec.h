@@ -11,16 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/spec/maxtext_releases.h"
+#include "engine/core/validation/field_error.h"
+#include "engine/core/validation/parsed.h"
 
 namespace podium::core {
 
 enum class Workload { maxtext, reference, command };
 std::string to_string(Workload w);
-
-struct FieldError {
-  std::string field;  // JSON path: "steps", "parallelism.ici_fsdp", "tags[2]"
-  std::string message;
-};
 
 // Defaults of fields a spec may leave out. per_device_batch_size and max_target_length fall back
 // to MaxText's own base.yml defaults, so the plan describes what MaxText would run.
@@ -90,18 +87,12 @@ struct RunSpec {
   int gradient_accumulation_steps() const;
 };
 
-struct RunSpecParse {
-  std::optional<RunSpec> spec;     // set when errors is empty
-  std::vector<FieldError> errors;  // every problem found, not only the first
-};
-
 // Validates types, ranges, enums and required fields; unknown top-level fields are errors.
 // Config keys are only checked for being an object here (validate_config checks the keys).
-RunSpecParse parse_run_spec(const nlohmann::json& body);
+Parsed<RunSpec> parse_run_spec(const nlohmann::json& body);
 
 // Round trip: the normalized spec (defaults filled in).
 nlohmann::json to_json(const RunSpec& spec);
-nlohmann::json to_json(const FieldError& error);
 
 // The plan checks skip_checks may name: model (unknown model, model config needed),
 // config_keys, mesh, hbm, data.

@@ -349,16 +349,12 @@ std::vector<std::string> size_choices(const CatalogEntry& e) {
   return out;
 }
 
-AcceleratorParse fail(std::string message, std::vector<std::string> choices) {
-  AcceleratorParse out;
-  out.error = AcceleratorError{std::move(message), std::move(choices)};
-  return out;
+Parsed<AcceleratorType> fail(std::string message, std::vector<std::string> choices) {
+  return Parsed<AcceleratorType>::failure("", std::move(message), std::move(choices));
 }
 
-AcceleratorParse ok(AcceleratorType t) {
-  AcceleratorParse out;
-  out.type = std::move(t);
-  return out;
+Parsed<AcceleratorType> ok(AcceleratorType t) {
+  return Parsed<AcceleratorType>::from(std::move(t), {});
 }
 
 std::string size_rule(const CatalogEntry& e) {
@@ -383,7 +379,7 @@ std::string size_rule(const CatalogEntry& e) {
   return {};
 }
 
-AcceleratorParse parse_count(const CatalogEntry& e, const std::string& text, int n) {
+Parsed<AcceleratorType> parse_count(const CatalogEntry& e, const std::string& text, int n) {
   const AcceleratorFamily& f = e.family;
   switch (e.layout) {
     case Layout::torus3d: {
@@ -413,8 +409,8 @@ AcceleratorParse parse_count(const CatalogEntry& e, const std::string& text, int
   return fail(text + " is not a valid accelerator type", family_choices());
 }
 
-AcceleratorParse parse_topology(const CatalogEntry& e, const std::string& text,
-                                std::string_view topo) {
+Parsed<AcceleratorType> parse_topology(const CatalogEntry& e, const std::string& text,
+                                       std::string_view topo) {
   const AcceleratorFamily& f = e.family;
   if (e.layout == Layout::cpu_hosts) {
     auto dims = parse_dims(topo);
@@ -503,12 +499,12 @@ std::vector<AcceleratorType> catalog_types() {
   std::vector<AcceleratorType> out;
   for (const auto& e : catalog())
     for (const auto& name : size_choices(e))
-      if (auto parsed = parse_accelerator(name); parsed.type)
-        out.push_back(std::move(*parsed.type));
+      if (auto parsed = parse_accelerator(name); parsed.value)
+        out.push_back(std::move(*parsed.value));
   return out;
 }
 
-AcceleratorParse parse_accelerator(std::string_view text) {
+Parsed<AcceleratorType> parse_accelerator(std::string_view text) {
   const std::string lowered = ascii_lower(trim(text));
   if (lowered.empty()) return fail("accelerator type is empty", family_choices());
   // The family name may itself contain '-' (xpk's "h100-mega-80gb"), so split at the last one.

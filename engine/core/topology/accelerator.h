@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/validation/parsed.h"
+
 namespace podium::core {
 
 enum class AcceleratorKind { tpu, gpu, cpu };
@@ -49,20 +51,12 @@ struct AcceleratorType {
   int devices_per_chip = 1;  // JAX devices per chip (tpu7x: 2)
 };
 
-struct AcceleratorError {
-  std::string message;                     // "unknown accelerator family 'tpu9'"
-  std::vector<std::string> valid_choices;  // families, or valid topologies / sizes of the family
-};
-
 // Parses "tpu7x-64", "tpu7x-2x4x4", "v5litepod-16", "v5e-16", "v6e-256", "h100-8" (nodes of 8 GPUs:
 // N counts GPUs, a multiple of 8), "a3-mega-2" style is not accepted, "cpu-N" (N hosts, 1 device
-// each), "cpu-HxD" (H hosts, D devices each). Case-insensitive. On failure, the error names the
-// valid choices.
-struct AcceleratorParse {
-  std::optional<AcceleratorType> type;
-  std::optional<AcceleratorError> error;
-};
-AcceleratorParse parse_accelerator(std::string_view text);
+// each), "cpu-HxD" (H hosts, D devices each). Case-insensitive. On failure, one error about the
+// whole name (field "": "unknown accelerator family 'tpu9'") and valid_choices: the families, or
+// the family's valid topologies / sizes.
+Parsed<AcceleratorType> parse_accelerator(std::string_view text);
 
 const std::vector<AcceleratorFamily>& accelerator_families();
 const AcceleratorFamily* find_family(std::string_view name_or_alias);

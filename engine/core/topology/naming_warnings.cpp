@@ -8,9 +8,9 @@
 namespace podium::core {
 
 std::vector<NamingWarning> accelerator_naming_warnings(std::string_view accelerator_text) {
-  const AcceleratorParse parsed = parse_accelerator(accelerator_text);
-  if (!parsed.type) return {};
-  const AcceleratorType& typed = *parsed.type;
+  const Parsed<AcceleratorType> parsed = parse_accelerator(accelerator_text);
+  if (!parsed.value) return {};
+  const AcceleratorType& typed = *parsed.value;
   const AcceleratorFamily* family = find_family(typed.family);
   if (!family || !family->name_counts_cores) return {};
 

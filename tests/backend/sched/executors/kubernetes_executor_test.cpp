@@ -16,7 +16,7 @@ EngineJobSpec spec() {
   s.executor.kubernetes.context = "gke_p_z_c";
   s.executor.kubernetes.namespace_name = "training";
   s.executor.kubernetes.queue = "multislice-queue";
-  s.accelerator = *core::parse_accelerator("v6e-16").type;
+  s.accelerator = *core::parse_accelerator("v6e-16").value;
   s.num_slices = 2;
   s.image = "img:1";
   s.server_url = "https://podium.example.com";
@@ -87,7 +87,7 @@ TEST(KubernetesEngine, NamesAreDnsLabels) {
 // engine for this text): xpk's two containers per pod, one rank each, 2 chips each.
 TEST(KubernetesEngine, ManifestOfTpu7x64TimesTwoHasTwoContainersPerPod) {
   auto s = spec();
-  s.accelerator = *core::parse_accelerator("tpu7x-64").type;
+  s.accelerator = *core::parse_accelerator("tpu7x-64").value;
   s.num_slices = 2;
   auto runner = std::make_shared<FakeRunner>();
   KubernetesEngine engine(runner, {});

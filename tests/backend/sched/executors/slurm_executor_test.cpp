@@ -21,7 +21,7 @@ EngineJobSpec spec() {
   s.attempt_number = 1;
   s.executor.kind = core::ExecutorKind::slurm;
   s.executor.slurm.partition = "podium";
-  s.accelerator = *core::parse_accelerator("cpu-2").type;
+  s.accelerator = *core::parse_accelerator("cpu-2").value;
   s.num_slices = 1;
   s.server_url = "http://127.0.0.1:8080";
   s.worker_path = "/usr/local/bin/podium-worker";

@@ -7,7 +7,7 @@ namespace {
 
 using nlohmann::json;
 
-bool has_error(const ExecutorParse& p, const std::string& field) {
+bool has_error(const Parsed<Executor>& p, const std::string& field) {
   for (const auto& e : p.errors)
     if (e.field == field) return true;
   return false;
@@ -15,22 +15,22 @@ bool has_error(const ExecutorParse& p, const std::string& field) {
 
 TEST(Executor, AgentIsTheDefaultShape) {
   auto p = parse_executor(json{{"kind", "agent"}});
-  ASSERT_TRUE(p.executor) << p.errors.size();
-  EXPECT_EQ(p.executor->kind, ExecutorKind::agent);
-  EXPECT_FALSE(p.executor->external());
-  EXPECT_EQ(to_json(*p.executor), json({{"kind", "agent"}}));
+  ASSERT_TRUE(p.value) << p.errors.size();
+  EXPECT_EQ(p.value->kind, ExecutorKind::agent);
+  EXPECT_FALSE(p.value->external());
+  EXPECT_EQ(to_json(*p.value), json({{"kind", "agent"}}));
 }
 
 TEST(Executor, AgentsMayNameTheImageTheirContainersRun) {
   const json with_image = {{"kind", "agent"}, {"image", "us-docker.pkg.dev/p/r/maxtext:1"}};
   auto p = parse_executor(with_image);
-  ASSERT_TRUE(p.executor) << p.errors.size();
-  EXPECT_EQ(p.executor->agent_image, "us-docker.pkg.dev/p/r/maxtext:1");
-  EXPECT_EQ(to_json(*p.executor), with_image);
+  ASSERT_TRUE(p.value) << p.errors.size();
+  EXPECT_EQ(p.value->agent_image, "us-docker.pkg.dev/p/r/maxtext:1");
+  EXPECT_EQ(to_json(*p.value), with_image);
   auto bad = parse_executor(json{{"kind", "agent"}, {"image", "has space"}});
-  EXPECT_FALSE(bad.executor);
+  EXPECT_FALSE(bad.value);
   EXPECT_TRUE(has_error(bad, "executor.image")) << bad.errors.front().field;
-  EXPECT_FALSE(parse_executor(json{{"kind", "agent"}, {"queue", "q"}}).executor);
+  EXPECT_FALSE(parse_executor(json{{"kind", "agent"}, {"queue", "q"}}).value);
 }
 
 TEST(Executor, SlurmRoundTrips) {
@@ -41,11 +41,11 @@ TEST(Executor, SlurmRoundTrips) {
              {"sbatch_args", {"--gpus-per-node=8", "--mem=0"}},
              {"env", {{"NCCL_DEBUG", "INFO"}}}};
   auto p = parse_executor(in);
-  ASSERT_TRUE(p.executor);
-  EXPECT_TRUE(p.executor->external());
-  EXPECT_EQ(p.executor->slurm.sbatch_args.size(), 2u);
-  EXPECT_EQ(to_json(*p.executor), in);
-  EXPECT_EQ(to_json(*parse_executor(to_json(*p.executor)).executor), in);
+  ASSERT_TRUE(p.value);
+  EXPECT_TRUE(p.value->external());
+  EXPECT_EQ(p.value->slurm.sbatch_args.size(), 2u);
+  EXPECT_EQ(to_json(*p.value), in);
+  EXPECT_EQ(to_json(*parse_executor(to_json(*p.value)).value), in);
 }
 
 TEST(Executor, KubernetesDefaultsItsNamespace) {
@@ -54,32 +54,32 @@ TEST(Executor, KubernetesDefaultsItsNamespace) {
                                {"queue", "multislice-queue"},
                                {"image", "us-docker.pkg.dev/p/r/maxtext:2026-11"},
                                {"priority_class", "medium"}});
-  ASSERT_TRUE(p.executor);
-  EXPECT_EQ(p.executor->kubernetes.namespace_name, "default");
-  EXPECT_EQ(p.executor->kubernetes.queue, "multislice-queue");
+  ASSERT_TRUE(p.value);
+  EXPECT_EQ(p.value->kubernetes.namespace_name, "default");
+  EXPECT_EQ(p.value->kubernetes.queue, "multislice-queue");
   // xpk's parallel containers are on unless the cluster says otherwise.
-  EXPECT_TRUE(p.executor->kubernetes.parallel_containers);
+  EXPECT_TRUE(p.value->kubernetes.parallel_containers);
 }
 
 TEST(Executor, KubernetesParallelContainersRoundTrip) {
   auto off = parse_executor(json{{"kind", "kubernetes"}, {"parallel_containers", false}});
-  ASSERT_TRUE(off.executor);
-  EXPECT_FALSE(off.executor->kubernetes.parallel_containers);
-  const json out = to_json(*off.executor);
+  ASSERT_TRUE(off.value);
+  EXPECT_FALSE(off.value->kubernetes.parallel_containers);
+  const json out = to_json(*off.value);
   EXPECT_EQ(out["parallel_containers"], false);
-  EXPECT_FALSE(parse_executor(out).executor->kubernetes.parallel_containers);
+  EXPECT_FALSE(parse_executor(out).value->kubernetes.parallel_containers);
   EXPECT_TRUE(parse_executor(json{{"kind", "kubernetes"}, {"parallel_containers", true}})
-                  .executor->kubernetes.parallel_containers);
+                  .value->kubernetes.parallel_containers);
   EXPECT_TRUE(has_error(parse_executor(json{{"kind", "kubernetes"}, {"parallel_containers", "no"}}),
                         "executor.parallel_containers"));
   // A Slurm cluster has no such setting.
-  EXPECT_FALSE(parse_executor(json{{"kind", "slurm"}, {"parallel_containers", true}}).executor);
+  EXPECT_FALSE(parse_executor(json{{"kind", "slurm"}, {"parallel_containers", true}}).value);
 }
 
 TEST(Executor, RejectsWhatWouldBreakTheGangOrTheContract) {
   EXPECT_TRUE(has_error(parse_executor(json{{"kind", "pbs"}}), "executor.kind"));
   EXPECT_TRUE(has_error(parse_executor(json::object()), "executor.kind"));
-  EXPECT_FALSE(parse_executor(json::array()).executor);
+  EXPECT_FALSE(parse_executor(json::array()).value);
   // Podium sets the node count, the tasks and the job's name itself.
   auto nodes = parse_executor(json{{"kind", "slurm"}, {"sbatch_args", {"--nodes=4"}}});
   EXPECT_TRUE(has_error(nodes, "executor.sbatch_args[0]"));
@@ -99,7 +99,7 @@ TEST(Executor, RejectsWhatWouldBreakTheGangOrTheContract) {
   // ... except the CA bundle attach trusts.
   EXPECT_TRUE(
       parse_executor(json{{"kind", "slurm"}, {"env", {{"PODIUM_CA_FILE", "/etc/podium/ca.pem"}}}})
-          .executor);
+          .value);
   EXPECT_TRUE(has_error(parse_executor(json{{"kind", "kubernetes"}, {"namespace", "Bad_NS"}}),
                         "executor.namespace"));
   EXPECT_TRUE(

@@ -45,8 +45,8 @@ JobSetRequest request(const std::string& accelerator, int slices) {
   r.run_id = "run_abc123";
   r.attempt_id = "att_0011";
   auto parsed = parse_accelerator(accelerator);
-  EXPECT_TRUE(parsed.type) << accelerator;
-  if (parsed.type) r.accelerator = *parsed.type;
+  EXPECT_TRUE(parsed.value) << accelerator;
+  if (parsed.value) r.accelerator = *parsed.value;
   r.num_slices = slices;
   r.executor.namespace_name = "training";
   r.executor.queue = "multislice-queue";
@@ -239,7 +239,7 @@ TEST(JobSetManifest, RanksPerHostFollowXpksMachineTypes) {
   KubernetesExecutor on;
   KubernetesExecutor off;
   off.parallel_containers = false;
-  auto type = [](const char* acc) { return *parse_accelerator(acc).type; };
+  auto type = [](const char* acc) { return *parse_accelerator(acc).value; };
   // tpu7x-standard-4t (every tpu7x slice of 4 chips per VM, single-host tpu7x-8 too): 2.
   EXPECT_EQ(ranks_per_host(type("tpu7x-8"), on), 2);
   EXPECT_EQ(ranks_per_host(type("tpu7x-64"), on), 2);
@@ -331,7 +331,7 @@ TEST(JobSetManifest, EveryAcceleratorFamilyValidates) {
 
 TEST(JobSetManifest, NodeLabelsPerFamily) {
   auto label = [](const char* acc) {
-    return gke_tpu_accelerator_label(*parse_accelerator(acc).type);
+    return gke_tpu_accelerator_label(*parse_accelerator(acc).value);
   };
   EXPECT_EQ(label("tpu7x-64"), "tpu7x");
   EXPECT_EQ(label("v6e-16"), "tpu-v6e-slice");
@@ -390,7 +390,7 @@ TEST(JobSetManifest, BadRequestsSayWhatIsWrong) {
   };
   const std::vector<Case> cases = {
       {"no image", [](JobSetRequest& r) { r.image.clear(); }, "image"},
-      {"cpu", [](JobSetRequest& r) { r.accelerator = *parse_accelerator("cpu-2").type; }, "cpu-2"},
+      {"cpu", [](JobSetRequest& r) { r.accelerator = *parse_accelerator("cpu-2").value; }, "cpu-2"},
       {"uppercase name", [](JobSetRequest& r) { r.name = "Podium-Run"; }, "DNS label"},
       {"underscore name", [](JobSetRequest& r) { r.name = "podium_run"; }, "DNS label"},
       {"41 characters", [](JobSetRequest& r) { r.name = std::string(41, 'a'); }, "40"},
@@ -417,7 +417,7 @@ TEST(JobSetManifest, BadRequestsSayWhatIsWrong) {
       {"no topology", [](JobSetRequest& r) { r.accelerator.topology.clear(); }, "topology"},
       {"GPU not whole nodes",
        [](JobSetRequest& r) {
-         r.accelerator = *parse_accelerator("h100-16").type;
+         r.accelerator = *parse_accelerator("h100-16").value;
          r.accelerator.chips_per_slice = 12;
          r.accelerator.hosts_per_slice = 2;
        },
@@ -442,9 +442,9 @@ TEST(JobSetManifest, BadRequestsSayWhatIsWrong) {
 TEST(JobSetManifest, PodTemplateExtensionsFromTheDocumentedExample) {
   const auto parsed = parse_executor(
       json::parse(read_source_file("examples/executors/gke-tpu7x-gcsfuse-dranet.json")));
-  ASSERT_TRUE(parsed.executor);
+  ASSERT_TRUE(parsed.value);
   auto r = request("tpu7x-64", 2);
-  r.executor = parsed.executor->kubernetes;
+  r.executor = parsed.value->kubernetes;
   const json js = build_jobset(r);
   expect_valid(js);
   expect_common_shape(js, r);

@@ -32,23 +32,23 @@ std::vector<std::string> fields_at_fault(const json& executor) {
 TEST(PodTemplate, TheDocumentedExampleRoundTrips) {
   const json in = example_executor();
   auto p = parse_executor(in);
-  ASSERT_TRUE(p.executor) << p.errors.front().field << ": " << p.errors.front().message;
-  const auto& pod = p.executor->kubernetes.pod;
+  ASSERT_TRUE(p.value) << p.errors.front().field << ": " << p.errors.front().message;
+  const auto& pod = p.value->kubernetes.pod;
   EXPECT_EQ(pod.annotations.at("gke-gcsfuse/volumes"), "true");
   EXPECT_EQ(pod.node_selector.at("cloud.google.com/gke-spot"), "true");
   ASSERT_EQ(pod.volumes.size(), 2u);
   EXPECT_EQ(pod.volumes[0]["csi"]["driver"], "gcsfuse.csi.storage.gke.io");
   EXPECT_EQ(pod.volumes[1]["persistentVolumeClaim"]["claimName"], "maxtext-checkpoints");
   EXPECT_EQ(pod.resource_claims[0]["resourceClaimTemplateName"], "tpu-dranet-nics");
-  const json out = to_json(*p.executor);
+  const json out = to_json(*p.value);
   for (const auto& key : pod_template_keys()) EXPECT_EQ(out[key], in[key]) << key;
-  EXPECT_EQ(parse_executor(out).executor->kubernetes.pod, pod);
+  EXPECT_EQ(parse_executor(out).value->kubernetes.pod, pod);
 }
 
 // A cluster without extensions keeps the executor JSON it had before they existed.
 TEST(PodTemplate, NoExtensionsAddsNoKeys) {
   const json in = {{"kind", "kubernetes"}, {"namespace", "ml"}};
-  const json out = to_json(*parse_executor(in).executor);
+  const json out = to_json(*parse_executor(in).value);
   for (const auto& key : pod_template_keys()) EXPECT_FALSE(out.contains(key)) << key;
 }
 

@@ -16,8 +16,8 @@ using ::testing::IsEmpty;
 
 AcceleratorType accel(const std::string& name) {
   auto parsed = parse_accelerator(name);
-  EXPECT_TRUE(parsed.type) << name;
-  return *parsed.type;
+  EXPECT_TRUE(parsed.value) << name;
+  return *parsed.value;
 }
 
 ProvisioningRequest complete(const std::string& accelerator, const std::string& capacity) {

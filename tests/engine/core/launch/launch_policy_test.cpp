@@ -20,13 +20,13 @@ RunSpec spec_from(json overrides) {
   if (!overrides.is_null()) body.update(overrides);
   auto parsed = parse_run_spec(body);
   EXPECT_TRUE(parsed.errors.empty()) << to_json(parsed.errors.front()).dump();
-  return parsed.spec.value_or(RunSpec{});
+  return parsed.value.value_or(RunSpec{});
 }
 
 LaunchPolicy policy_from(const json& j) {
   auto parsed = parse_launch_policy(j);
   EXPECT_TRUE(parsed.errors.empty()) << parsed.errors.front().field;
-  return parsed.policy.value_or(LaunchPolicy{});
+  return parsed.value.value_or(LaunchPolicy{});
 }
 
 std::string refused_field(const LaunchPolicy& p, const RunSpec& s, const std::string& role) {
@@ -94,25 +94,25 @@ TEST(LaunchPolicy, BadPoliciesNameEveryField) {
   auto r = parse_launch_policy({{"command_roles", {"admin", "viewer", 3}},
                                 {"entrypoints", {"../x", "a b", "ok.mod"}},
                                 {"what", true}});
-  EXPECT_FALSE(r.policy);
+  EXPECT_FALSE(r.value);
   std::vector<std::string> fields;
   for (const auto& e : r.errors) fields.push_back(e.field);
   EXPECT_THAT(fields, ElementsAre("launch_policy.command_roles[1]",
                                   "launch_policy.command_roles[2]", "launch_policy.entrypoints[0]",
                                   "launch_policy.entrypoints[1]", "launch_policy.what"));
-  EXPECT_FALSE(parse_launch_policy(json::array()).policy);
-  EXPECT_FALSE(parse_launch_policy({{"entrypoints", "MaxText.train"}}).policy);
-  EXPECT_FALSE(parse_launch_policy({{"entrypoints", {"/opt/../bin/sh"}}}).policy);
-  EXPECT_FALSE(parse_launch_policy({{"entrypoints", {"/opt/x/"}}}).policy);
+  EXPECT_FALSE(parse_launch_policy(json::array()).value);
+  EXPECT_FALSE(parse_launch_policy({{"entrypoints", "MaxText.train"}}).value);
+  EXPECT_FALSE(parse_launch_policy({{"entrypoints", {"/opt/../bin/sh"}}}).value);
+  EXPECT_FALSE(parse_launch_policy({{"entrypoints", {"/opt/x/"}}}).value);
 }
 
 TEST(LaunchPolicy, AtMost64Entrypoints) {
   json list = json::array();
   for (int i = 0; i < 64; ++i) list.push_back("/opt/train" + std::to_string(i) + ".sh");
-  ASSERT_TRUE(parse_launch_policy({{"entrypoints", list}}).policy);
+  ASSERT_TRUE(parse_launch_policy({{"entrypoints", list}}).value);
   list.push_back("/opt/one-more.sh");
   const auto r = parse_launch_policy({{"entrypoints", list}});
-  EXPECT_FALSE(r.policy);
+  EXPECT_FALSE(r.value);
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].field, "launch_policy.entrypoints");
   EXPECT_EQ(r.errors[0].message, "at most 64 entrypoints (65 given)");

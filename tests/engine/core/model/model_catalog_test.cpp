@@ -154,8 +154,7 @@ TEST(ModelCatalog, ToJsonCarriesArchitectureAndCounts) {
 }
 
 TEST(ModelCatalog, ParsesMaxTextNumbersWithDigitSeparators) {
-  std::string error;
-  auto m = parse_model_yaml(R"(
+  auto parsed = parse_model_yaml(R"(
 podium: {name: t}
 base_emb_dim: 1_024
 base_num_query_heads: 8
@@ -163,9 +162,9 @@ base_num_kv_heads: 8
 base_mlp_dim: 4_096
 base_num_decoder_layers: 2
 vocab_size: 32_000
-)",
-                            &error);
-  ASSERT_TRUE(m.has_value()) << error;
+)");
+  ASSERT_TRUE(parsed.ok()) << parsed.summary();
+  const auto& m = parsed.value;
   EXPECT_EQ(m->emb_dim, 1024);
   EXPECT_EQ(m->vocab_size, 32000);
   EXPECT_EQ(m->head_dim, 128);  // MaxText default
@@ -173,18 +172,22 @@ vocab_size: 32_000
 }
 
 TEST(ModelCatalog, RejectsBrokenDocuments) {
-  std::string error;
-  EXPECT_FALSE(parse_model_yaml("base_emb_dim: 1", &error));
-  EXPECT_THAT(error, ::testing::HasSubstr("podium"));
-  EXPECT_FALSE(parse_model_yaml("podium: {name: x}\nbase_emb_dim: wide\n", &error));
-  EXPECT_THAT(error, ::testing::HasSubstr("base_emb_dim"));
-  EXPECT_FALSE(parse_model_yaml(
-      "podium: {name: x}\nbase_emb_dim: 8\nbase_num_query_heads: 1\nbase_num_kv_heads: 1\n"
-      "base_mlp_dim: 8\nbase_num_decoder_layers: 1\nvocab_size: 8\nnum_experts: 4\n",
-      &error));
-  EXPECT_THAT(error, ::testing::HasSubstr("base_moe_mlp_dim"));
-  EXPECT_FALSE(parse_model_yaml("podium: {name: x}\nattention_type: chunk\n", &error));
-  EXPECT_FALSE(parse_model_yaml(": : :", &error));
+  // One error about the whole document (field ""), naming the key at fault.
+  const auto error_of = [](std::string_view yaml) {
+    const auto parsed = parse_model_yaml(yaml);
+    EXPECT_FALSE(parsed.ok()) << yaml;
+    EXPECT_EQ(parsed.errors.size(), 1u) << yaml;
+    return parsed.errors.empty() ? std::string() : parsed.errors.front().message;
+  };
+  EXPECT_THAT(error_of("base_emb_dim: 1"), ::testing::HasSubstr("podium"));
+  EXPECT_THAT(error_of("podium: {name: x}\nbase_emb_dim: wide\n"),
+              ::testing::HasSubstr("base_emb_dim"));
+  EXPECT_THAT(
+      error_of("podium: {name: x}\nbase_emb_dim: 8\nbase_num_query_heads: 1\nbase_num_kv_heads: 1\n"
+               "base_mlp_dim: 8\nbase_num_decoder_layers: 1\nvocab_size: 8\nnum_experts: 4\n"),
+      ::testing::HasSubstr("base_moe_mlp_dim"));
+  EXPECT_NE(error_of("podium: {name: x}\nattention_type: chunk\n"), "");
+  EXPECT_NE(error_of(": : :"), "");
 }
 
 TEST(ModelCatalog, EmbeddedFilesIncludeModelsAndKeyLists) {

@@ -60,10 +60,10 @@ constexpr MaxTextFigure kMaxTextNumberParameters[] = {
 TEST(ModelConfig, ParameterCountsAreWithinOnePercentOfMaxTextsOwn) {
   for (const MaxTextFigure& f : kMaxTextNumberParameters) {
     // The user's path: MaxText's keys posted as a model config.
-    const ModelConfigParse parsed = parse_model_config_yaml(
+    const Parsed<ModelConfig> parsed = parse_model_config_yaml(
         maxtext_keys_of(std::string("engine/core/models/") + f.model + ".yaml"));
-    ASSERT_TRUE(parsed.model) << f.model << ": " << parsed.error;
-    const double counted = count_parameters(*parsed.model).total;
+    ASSERT_TRUE(parsed.ok()) << f.model << ": " << parsed.summary();
+    const double counted = count_parameters(parsed.value->model).total;
     EXPECT_LT(relative_error(counted, f.parameters), 0.01)
         << f.model << ": Podium " << counted << ", MaxText " << f.parameters;
     // And the built-in catalog entry agrees with it.
@@ -74,46 +74,46 @@ TEST(ModelConfig, ParameterCountsAreWithinOnePercentOfMaxTextsOwn) {
 }
 
 TEST(ModelConfig, TheExampleAlmodelConfigIsTheCatalogsAlmodel) {
-  const ModelConfigParse parsed =
+  const Parsed<ModelConfig> parsed =
       parse_model_config_yaml(read_source_file("examples/configs/almodel-8b.yml"));
-  ASSERT_TRUE(parsed.model) << parsed.error;
+  ASSERT_TRUE(parsed.ok()) << parsed.summary();
   const ModelSpec* builtin = find_model("almodel-8b");
   ASSERT_NE(builtin, nullptr);
-  EXPECT_EQ(to_json(*parsed.model)["architecture"], to_json(*builtin)["architecture"]);
-  EXPECT_EQ(count_parameters(*parsed.model).total, count_parameters(*builtin).total);
-  EXPECT_EQ(parsed.model->num_linear_attention_layers(), 21);
-  EXPECT_FALSE(parsed.model->maxtext_known);
+  EXPECT_EQ(to_json(parsed.value->model)["architecture"], to_json(*builtin)["architecture"]);
+  EXPECT_EQ(count_parameters(parsed.value->model).total, count_parameters(*builtin).total);
+  EXPECT_EQ(parsed.value->model.num_linear_attention_layers(), 21);
+  EXPECT_FALSE(parsed.value->model.maxtext_known);
   // Keys that are not architecture are kept as given; YAML digit separators read as numbers.
-  EXPECT_EQ(parsed.config["rope_max_timescale"], 50000);
-  EXPECT_EQ(parsed.config["decoder_block"], "almodel");
-  EXPECT_EQ(parsed.config["normalization_layer_epsilon"], 1.0e-5);
+  EXPECT_EQ(parsed.value->config["rope_max_timescale"], 50000);
+  EXPECT_EQ(parsed.value->config["decoder_block"], "almodel");
+  EXPECT_EQ(parsed.value->config["normalization_layer_epsilon"], 1.0e-5);
 }
 
 TEST(ModelConfig, JsonAndYamlFormsAgree) {
-  const ModelConfigParse from_yaml =
+  const Parsed<ModelConfig> from_yaml =
       parse_model_config_yaml(read_source_file("examples/configs/almodel-8b.yml"));
-  ASSERT_TRUE(from_yaml.model);
-  const ModelConfigParse from_json = parse_model_config_json(from_yaml.config);
-  ASSERT_TRUE(from_json.model) << from_json.error;
-  EXPECT_EQ(to_json(*from_json.model), to_json(*from_yaml.model));
+  ASSERT_TRUE(from_yaml.ok());
+  const Parsed<ModelConfig> from_json = parse_model_config_json(from_yaml.value->config);
+  ASSERT_TRUE(from_json.ok()) << from_json.summary();
+  EXPECT_EQ(to_json(from_json.value->model), to_json(from_yaml.value->model));
 }
 
 TEST(ModelConfig, DenseDefaultsFollowMaxTextsBaseConfig) {
-  const ModelConfigParse p = parse_model_config_json({{"base_emb_dim", 512},
-                                                      {"base_num_query_heads", 8},
-                                                      {"base_num_kv_heads", 8},
-                                                      {"base_mlp_dim", 2048},
-                                                      {"base_num_decoder_layers", 4},
-                                                      {"vocab_size", 32000}});
-  ASSERT_TRUE(p.model) << p.error;
-  EXPECT_EQ(p.model->head_dim, 128);
-  EXPECT_EQ(p.model->mlp_activations.size(), 2u);
-  EXPECT_FALSE(p.model->is_moe());
-  EXPECT_FALSE(p.model->linear_attention.has_value());
+  const Parsed<ModelConfig> p = parse_model_config_json({{"base_emb_dim", 512},
+                                                         {"base_num_query_heads", 8},
+                                                         {"base_num_kv_heads", 8},
+                                                         {"base_mlp_dim", 2048},
+                                                         {"base_num_decoder_layers", 4},
+                                                         {"vocab_size", 32000}});
+  ASSERT_TRUE(p.ok()) << p.summary();
+  EXPECT_EQ(p.value->model.head_dim, 128);
+  EXPECT_EQ(p.value->model.mlp_activations.size(), 2u);
+  EXPECT_FALSE(p.value->model.is_moe());
+  EXPECT_FALSE(p.value->model.linear_attention.has_value());
 }
 
 TEST(ModelConfig, RefusesWhatItCannotCount) {
-  auto error_of = [](const std::string& yaml) { return parse_model_config_yaml(yaml).error; };
+  auto error_of = [](const std::string& yaml) { return parse_model_config_yaml(yaml).summary(); };
   EXPECT_NE(error_of("- a list"), "");
   EXPECT_NE(error_of("base_emb_dim: [1"), "");                    // malformed YAML
   EXPECT_NE(error_of("base_emb_dim: 512\nvocab_size: 100"), "");  // missing sizes
@@ -135,7 +135,7 @@ TEST(ModelConfig, RefusesWhatItCannotCount) {
               std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
               std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
   EXPECT_NE(error_of(laughs).find("too many entries"), std::string::npos);
-  EXPECT_NE(parse_model_config_json(nlohmann::json::array()).error, "");
+  EXPECT_NE(parse_model_config_json(nlohmann::json::array()).summary(), "");
   // Nesting deeper than anything a config has: refused by yaml-cpp's depth guard or ours.
   EXPECT_NE(error_of(dense + "deep: " + std::string(100000, '[')), "");
   EXPECT_NE(error_of(dense + "deep: " + std::string(40, '[') + std::string(40, ']')), "");

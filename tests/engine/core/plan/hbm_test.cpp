@@ -378,10 +378,9 @@ ModelSpec grid_model(bool moe) {
       "base_mlp_dim: 8192\nbase_num_decoder_layers: 16\nvocab_size: 32000\n"
       "mlp_activations: [\"silu\", \"linear\"]\nlogits_via_embedding: false\n";
   if (moe) yaml += "num_experts: 8\nnum_experts_per_tok: 2\nbase_moe_mlp_dim: 4096\n";
-  std::string error;
-  auto m = parse_model_yaml(yaml, &error);
-  EXPECT_TRUE(m.has_value()) << error;
-  return m.value_or(ModelSpec{});
+  auto m = parse_model_yaml(yaml);
+  EXPECT_TRUE(m.ok()) << m.summary();
+  return m.value.value_or(ModelSpec{});
 }
 
 HbmInput grid_case(const ModelSpec& m, double batch, int seq, double capacity_factor) {
@@ -463,10 +462,9 @@ TEST(Hbm, MoeCapacityBuffersAreTheMasksOnceNotTheSlots) {
       "base_mlp_dim: 512\nbase_num_decoder_layers: 2\nvocab_size: 4096\n"
       "mlp_activations: [\"silu\", \"linear\"]\nlogits_via_embedding: false\n"
       "num_experts: 4\nnum_experts_per_tok: 2\nbase_moe_mlp_dim: 512\n";
-  std::string error;
-  const auto m = parse_model_yaml(yaml, &error);
-  ASSERT_TRUE(m.has_value()) << error;
-  HbmInput in = grid_case(*m, 16, 8192, 1.25);
+  const auto m = parse_model_yaml(yaml);
+  ASSERT_TRUE(m.ok()) << m.summary();
+  HbmInput in = grid_case(*m.value, 16, 8192, 1.25);
   in.capacity_gib = 31.25;  // v6e
   in.attention_query_block = 512;
   const HbmEstimate e = estimate_hbm(in);

@@ -34,10 +34,10 @@ std::vector<std::string> codes(const Plan& plan) {
 
 Plan plan_of(const json& body, const std::string& accelerator,
              std::optional<DatasetFacts> dataset = std::nullopt) {
-  const RunSpecParse r = parse_run_spec(body);
+  const Parsed<RunSpec> r = parse_run_spec(body);
   EXPECT_TRUE(r.errors.empty());
   PlanInput in;
-  in.spec = r.spec.value_or(RunSpec{});
+  in.spec = r.value.value_or(RunSpec{});
   in.accelerator_name = accelerator;
   in.dataset = std::move(dataset);
   return make_plan(in);

@@ -12,8 +12,8 @@ namespace {
 
 AcceleratorType accelerator(const std::string& name) {
   auto parsed = parse_accelerator(name);
-  EXPECT_TRUE(parsed.type.has_value()) << name;
-  return parsed.type.value_or(AcceleratorType{});
+  EXPECT_TRUE(parsed.value.has_value()) << name;
+  return parsed.value.value_or(AcceleratorType{});
 }
 
 // The seed's tpu7x 2x2x1 run: ALModel (MoE) at 0.05 % MFU, 0.577 TFLOP/s/device of the 1153.5

@@ -14,9 +14,9 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 RunSpec spec_from(const json& body) {
-  const RunSpecParse r = parse_run_spec(body);
+  const Parsed<RunSpec> r = parse_run_spec(body);
   EXPECT_THAT(r.errors, IsEmpty()) << (r.errors.empty() ? "" : r.errors.front().field);
-  return r.spec.value_or(RunSpec{});
+  return r.value.value_or(RunSpec{});
 }
 
 PlanInput on_tpu7x_64(const std::string& model) {
@@ -35,18 +35,18 @@ PlanInput on_tpu7x_64(const std::string& model) {
 }
 
 ModelSpec team_model() {
-  ModelConfigParse p = parse_model_config_json({{"base_emb_dim", 1024},
-                                                {"base_num_query_heads", 8},
-                                                {"base_num_kv_heads", 8},
-                                                {"base_mlp_dim", 4096},
-                                                {"base_num_decoder_layers", 8},
-                                                {"vocab_size", 32000},
-                                                {"num_experts", 8},
-                                                {"num_experts_per_tok", 2},
-                                                {"base_moe_mlp_dim", 1024}});
-  EXPECT_TRUE(p.model) << p.error;
-  p.model->name = "team-moe";
-  return *p.model;
+  Parsed<ModelConfig> p = parse_model_config_json({{"base_emb_dim", 1024},
+                                                   {"base_num_query_heads", 8},
+                                                   {"base_num_kv_heads", 8},
+                                                   {"base_mlp_dim", 4096},
+                                                   {"base_num_decoder_layers", 8},
+                                                   {"vocab_size", 32000},
+                                                   {"num_experts", 8},
+                                                   {"num_experts_per_tok", 2},
+                                                   {"base_moe_mlp_dim", 1024}});
+  EXPECT_TRUE(p.ok()) << p.summary();
+  p.value->model.name = "team-moe";
+  return p.value->model;
 }
 
 TEST(PlannerModelStore, PlansTheStoredModelNotTheCompiledCatalog) {
@@ -125,23 +125,23 @@ TEST(PlannerSkipChecks, ForceSkipsEverythingEvenUncheckedErrors) {
 }
 
 TEST(RunSpecSkipChecks, ParsedDeduplicatedAndValidated) {
-  RunSpecParse ok = parse_run_spec({{"name", "r"},
-                                    {"cluster", "c"},
-                                    {"model", "m"},
-                                    {"steps", 1},
-                                    {"skip_checks", {"mesh", "hbm", "mesh"}}});
-  ASSERT_TRUE(ok.spec);
-  EXPECT_THAT(ok.spec->skip_checks, ElementsAre("mesh", "hbm"));
-  EXPECT_EQ(to_json(*ok.spec)["skip_checks"], json({"mesh", "hbm"}));
-  RunSpecParse bad = parse_run_spec({{"name", "r"},
-                                     {"cluster", "c"},
-                                     {"model", "m"},
-                                     {"steps", 1},
-                                     {"skip_checks", {"mesh", "everything", 3}}});
+  Parsed<RunSpec> ok = parse_run_spec({{"name", "r"},
+                                       {"cluster", "c"},
+                                       {"model", "m"},
+                                       {"steps", 1},
+                                       {"skip_checks", {"mesh", "hbm", "mesh"}}});
+  ASSERT_TRUE(ok.value);
+  EXPECT_THAT(ok.value->skip_checks, ElementsAre("mesh", "hbm"));
+  EXPECT_EQ(to_json(*ok.value)["skip_checks"], json({"mesh", "hbm"}));
+  Parsed<RunSpec> bad = parse_run_spec({{"name", "r"},
+                                        {"cluster", "c"},
+                                        {"model", "m"},
+                                        {"steps", 1},
+                                        {"skip_checks", {"mesh", "everything", 3}}});
   ASSERT_EQ(bad.errors.size(), 2u);
   EXPECT_EQ(bad.errors[0].field, "skip_checks[1]");
   EXPECT_EQ(bad.errors[1].field, "skip_checks[2]");
-  EXPECT_FALSE(parse_run_spec({{"name", "r"}, {"cluster", "c"}, {"skip_checks", "mesh"}}).spec);
+  EXPECT_FALSE(parse_run_spec({{"name", "r"}, {"cluster", "c"}, {"skip_checks", "mesh"}}).value);
 }
 
 }  // namespace

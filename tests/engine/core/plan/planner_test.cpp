@@ -12,9 +12,9 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 RunSpec spec_from(const json& body) {
-  const RunSpecParse r = parse_run_spec(body);
+  const Parsed<RunSpec> r = parse_run_spec(body);
   EXPECT_THAT(r.errors, IsEmpty()) << (r.errors.empty() ? "" : r.errors.front().field);
-  return r.spec.value_or(RunSpec{});
+  return r.value.value_or(RunSpec{});
 }
 
 // Domain brief §6: ALModel 8B on tpu7x with per_device_batch_size=1, max_target_length=4096,
@@ -422,7 +422,7 @@ TEST(PlannerLaunch, EnvThatSetsAGangVariableIsAPlanError) {
     "env": {"MEGASCALE_NUM_SLICES": "4", "LIBTPU_INIT_ARGS": "--x"}})"));
   ASSERT_TRUE(parsed.errors.empty());
   PlanInput in;
-  in.spec = *parsed.spec;
+  in.spec = *parsed.value;
   in.accelerator_name = "tpu7x-64";
   const Plan plan = make_plan(in);
   ASSERT_EQ(plan.errors.size(), 1u);

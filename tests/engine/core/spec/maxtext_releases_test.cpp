@@ -131,10 +131,10 @@ RunSpec maxtext_spec(const json& extra) {
                {"per_device_batch_size", 1},
                {"max_target_length", 1024}};
   body.update(extra);
-  const RunSpecParse r = parse_run_spec(body);
+  const Parsed<RunSpec> r = parse_run_spec(body);
   EXPECT_THAT(r.errors, IsEmpty())
       << (r.errors.empty() ? "" : r.errors.front().field + ": " + r.errors.front().message);
-  return r.spec.value_or(RunSpec{});
+  return r.value.value_or(RunSpec{});
 }
 
 Plan plan_on(const RunSpec& spec, const MaxTextBasis& basis) {
@@ -215,7 +215,7 @@ TEST(MaxTextReleases, AForkBringsItsOwnKeysAndMeshAxes) {
                  {"model", "llama2-7b"},
                  {"steps", 1},
                  {"maxtext_fork", bad}};
-    EXPECT_FALSE(parse_run_spec(body).spec) << bad.dump();
+    EXPECT_FALSE(parse_run_spec(body).value) << bad.dump();
   }
 }
 

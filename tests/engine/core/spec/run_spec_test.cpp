@@ -27,17 +27,17 @@ json contract_example() {
   })");
 }
 
-std::vector<std::string> fields(const RunSpecParse& r) {
+std::vector<std::string> fields(const Parsed<RunSpec>& r) {
   std::vector<std::string> out;
   for (const FieldError& e : r.errors) out.push_back(e.field);
   return out;
 }
 
 TEST(RunSpec, ParsesTheContractExample) {
-  const RunSpecParse r = parse_run_spec(contract_example());
+  const Parsed<RunSpec> r = parse_run_spec(contract_example());
   ASSERT_THAT(r.errors, IsEmpty());
-  ASSERT_TRUE(r.spec.has_value());
-  const RunSpec& s = *r.spec;
+  ASSERT_TRUE(r.value.has_value());
+  const RunSpec& s = *r.value;
   EXPECT_EQ(s.name, "almodel-v7");
   EXPECT_EQ(s.cluster, "v7-train");
   EXPECT_EQ(s.dataset, "web-en");
@@ -60,15 +60,15 @@ TEST(RunSpec, ParsesTheContractExample) {
 }
 
 TEST(RunSpec, DefaultsForOptionalFields) {
-  const RunSpecParse r =
+  const Parsed<RunSpec> r =
       parse_run_spec(json{{"name", "r"}, {"cluster", "c"}, {"model", "llama2-7b"}, {"steps", 5}});
-  ASSERT_TRUE(r.spec.has_value());
-  EXPECT_EQ(r.spec->per_device_batch_size, kDefaultPerDeviceBatchSize);
-  EXPECT_EQ(r.spec->max_target_length, kDefaultMaxTargetLength);
-  EXPECT_EQ(r.spec->max_restarts, kDefaultMaxRestarts);
-  EXPECT_EQ(r.spec->priority, "medium");
-  EXPECT_FALSE(r.spec->dataset.has_value());
-  EXPECT_TRUE(r.spec->config.is_object());
+  ASSERT_TRUE(r.value.has_value());
+  EXPECT_EQ(r.value->per_device_batch_size, kDefaultPerDeviceBatchSize);
+  EXPECT_EQ(r.value->max_target_length, kDefaultMaxTargetLength);
+  EXPECT_EQ(r.value->max_restarts, kDefaultMaxRestarts);
+  EXPECT_EQ(r.value->priority, "medium");
+  EXPECT_FALSE(r.value->dataset.has_value());
+  EXPECT_TRUE(r.value->config.is_object());
 }
 
 TEST(RunSpec, RequiredFields) {
@@ -78,10 +78,10 @@ TEST(RunSpec, RequiredFields) {
   EXPECT_THAT(
       fields(parse_run_spec(json{{"name", "r"}, {"cluster", "c"}, {"workload", "command"}})),
       ElementsAre("command"));
-  const RunSpecParse cmd = parse_run_spec(json{
+  const Parsed<RunSpec> cmd = parse_run_spec(json{
       {"name", "r"}, {"cluster", "c"}, {"workload", "command"}, {"command", {"python3", "x.py"}}});
-  ASSERT_TRUE(cmd.spec.has_value());
-  EXPECT_THAT(cmd.spec->command_argv, ElementsAre("python3", "x.py"));
+  ASSERT_TRUE(cmd.value.has_value());
+  EXPECT_THAT(cmd.value->command_argv, ElementsAre("python3", "x.py"));
 }
 
 TEST(RunSpec, WrongTypesAreReportedPerField) {
@@ -93,8 +93,8 @@ TEST(RunSpec, WrongTypesAreReportedPerField) {
   body["tags"] = "a,b";
   body["force"] = "yes";
   body["name"] = 7;
-  const RunSpecParse r = parse_run_spec(body);
-  EXPECT_FALSE(r.spec.has_value());
+  const Parsed<RunSpec> r = parse_run_spec(body);
+  EXPECT_FALSE(r.value.has_value());
   EXPECT_THAT(fields(r), UnorderedElementsAre("steps", "per_device_batch_size", "parallelism",
                                               "config", "tags", "force", "name"));
   for (const FieldError& e : r.errors) EXPECT_FALSE(e.message.empty()) << e.field;
@@ -112,7 +112,7 @@ TEST(RunSpec, OutOfRangeValues) {
   body["min_slices"] = 3;
   body["priority"] = "urgent";
   body["workload"] = "jax";
-  const RunSpecParse r = parse_run_spec(body);
+  const Parsed<RunSpec> r = parse_run_spec(body);
   EXPECT_THAT(fields(r),
               UnorderedElementsAre("steps", "per_device_batch_size", "max_target_length",
                                    "max_restarts", "restart_on_exit_codes[1]", "checkpoint_period",
@@ -131,9 +131,9 @@ TEST(RunSpec, ParallelismKeys) {
   json body = contract_example();
   body["parallelism"] = {
       {"ici_fsdp_parallelism", -1}, {"ici_pipeline", 2}, {"dcn_data", 2}, {"ici_expert", 4}};
-  RunSpecParse r = parse_run_spec(body);
-  ASSERT_TRUE(r.spec.has_value()) << r.errors.front().field;
-  EXPECT_THAT(r.spec->ici(),
+  Parsed<RunSpec> r = parse_run_spec(body);
+  ASSERT_TRUE(r.value.has_value()) << r.errors.front().field;
+  EXPECT_THAT(r.value->ici(),
               UnorderedElementsAre(Pair("fsdp", -1), Pair("stage", 2), Pair("expert", 4)));
 
   body["parallelism"] = {{"ici_fsdp", 0}, {"ici_warp", 2}, {"fsdp", 4}, {"ici_tensor", "4"}};
@@ -154,9 +154,9 @@ TEST(RunSpec, ConfigMustNotDuplicateTopLevelFields) {
   EXPECT_THAT(fields(parse_run_spec(body)),
               UnorderedElementsAre("config.ici_fsdp_parallelism", "config.steps"));
   body["config"] = {{"gradient_accumulation_steps", 4}};
-  const RunSpecParse r = parse_run_spec(body);
-  ASSERT_TRUE(r.spec.has_value());
-  EXPECT_EQ(r.spec->gradient_accumulation_steps(), 4);
+  const Parsed<RunSpec> r = parse_run_spec(body);
+  ASSERT_TRUE(r.value.has_value());
+  EXPECT_EQ(r.value->gradient_accumulation_steps(), 4);
   body["config"] = {{"gradient_accumulation_steps", 0}};
   EXPECT_THAT(fields(parse_run_spec(body)), ElementsAre("config.gradient_accumulation_steps"));
 }
@@ -171,26 +171,26 @@ TEST(RunSpec, NamesTagsAndPriorities) {
   body["tags"] = {"a", "", 3};
   EXPECT_THAT(fields(parse_run_spec(body)), UnorderedElementsAre("tags[1]", "tags[2]"));
   body["tags"] = {"a", "a", "b"};
-  EXPECT_THAT(parse_run_spec(body).spec->tags, ElementsAre("a", "b"));
+  EXPECT_THAT(parse_run_spec(body).value->tags, ElementsAre("a", "b"));
   EXPECT_THAT(run_priorities(), ElementsAre("very-low", "low", "medium", "high", "very-high"));
   body["priority"] = "very-high";
-  EXPECT_EQ(parse_run_spec(body).spec->priority, "very-high");
+  EXPECT_EQ(parse_run_spec(body).value->priority, "very-high");
   body["per_device_batch_size"] = 0.25;  // MaxText accepts fractions
-  EXPECT_EQ(parse_run_spec(body).spec->per_device_batch_size, 0.25);
+  EXPECT_EQ(parse_run_spec(body).value->per_device_batch_size, 0.25);
   body["command"] = "echo";
   EXPECT_THAT(fields(parse_run_spec(body)), ElementsAre("command"));
 }
 
 TEST(RunSpec, RoundTripsThroughJson) {
-  const RunSpecParse r = parse_run_spec(contract_example());
-  ASSERT_TRUE(r.spec.has_value());
-  const json j = to_json(*r.spec);
+  const Parsed<RunSpec> r = parse_run_spec(contract_example());
+  ASSERT_TRUE(r.value.has_value());
+  const json j = to_json(*r.value);
   EXPECT_EQ(j["parallelism"]["ici_fsdp"], 16);
   EXPECT_EQ(j["workload"], "maxtext");
   EXPECT_TRUE(j["min_slices"].is_null());
-  const RunSpecParse again = parse_run_spec(j);
-  ASSERT_TRUE(again.spec.has_value());
-  EXPECT_EQ(to_json(*again.spec), j);
+  const Parsed<RunSpec> again = parse_run_spec(j);
+  ASSERT_TRUE(again.value.has_value());
+  EXPECT_EQ(to_json(*again.value), j);
   EXPECT_EQ(to_json(FieldError{"steps", "is required"}),
             (json{{"field", "steps"}, {"message", "is required"}}));
 }
@@ -214,9 +214,9 @@ TEST(RunSpecLaunch, EntrypointConfigWorkdirAndEnvAreValidated) {
       {"env", {{"XLA_FLAGS", "--xla_dump_to=/tmp/x"}, {"NCCL_DEBUG", "INFO"}, {"N", 3}}}};
   auto ok = parse_run_spec(body);
   ASSERT_TRUE(ok.errors.empty()) << ok.errors.front().field;
-  EXPECT_EQ(*ok.spec->entrypoint_module, "MaxText.train");
-  EXPECT_EQ(ok.spec->env.at("N"), "3");
-  const auto round = to_json(*ok.spec);
+  EXPECT_EQ(*ok.value->entrypoint_module, "MaxText.train");
+  EXPECT_EQ(ok.value->env.at("N"), "3");
+  const auto round = to_json(*ok.value);
   EXPECT_EQ(round["env"]["XLA_FLAGS"], "--xla_dump_to=/tmp/x");
   EXPECT_EQ(round["workdir"], "/srv/maxtext");
 
@@ -243,15 +243,15 @@ TEST(RunSpec, CompilePreflight) {
   body["preflight"] = "compile";
   body["compile_cluster"] = "cpu-hosts";
   auto r = parse_run_spec(body);
-  ASSERT_TRUE(r.spec) << ::testing::PrintToString(fields(r));
-  EXPECT_TRUE(r.spec->preflight_compile);
-  EXPECT_EQ(r.spec->compile_cluster, "cpu-hosts");
-  EXPECT_EQ(to_json(*r.spec)["preflight"], "compile");
-  EXPECT_EQ(to_json(*r.spec)["compile_cluster"], "cpu-hosts");
+  ASSERT_TRUE(r.value) << ::testing::PrintToString(fields(r));
+  EXPECT_TRUE(r.value->preflight_compile);
+  EXPECT_EQ(r.value->compile_cluster, "cpu-hosts");
+  EXPECT_EQ(to_json(*r.value)["preflight"], "compile");
+  EXPECT_EQ(to_json(*r.value)["compile_cluster"], "cpu-hosts");
 
   auto none = contract_example();
   none["preflight"] = "none";
-  EXPECT_FALSE(parse_run_spec(none).spec->preflight_compile);
+  EXPECT_FALSE(parse_run_spec(none).value->preflight_compile);
 
   auto bad = contract_example();
   bad["preflight"] = "link";
@@ -280,9 +280,9 @@ TEST(RunSpecLaunch, CodeBundleIsADigestAndMakesARelativeWorkdirInsideIt) {
                          {"code_bundle", digest}, {"workdir", "src/app"}};
   auto ok = parse_run_spec(body);
   ASSERT_TRUE(ok.errors.empty()) << ok.errors.front().field << ": " << ok.errors.front().message;
-  EXPECT_EQ(*ok.spec->code_bundle, digest);
-  EXPECT_EQ(to_json(*ok.spec)["code_bundle"], digest);
-  EXPECT_EQ(*ok.spec->workdir, "src/app");
+  EXPECT_EQ(*ok.value->code_bundle, digest);
+  EXPECT_EQ(to_json(*ok.value)["code_bundle"], digest);
+  EXPECT_EQ(*ok.value->workdir, "src/app");
 
   auto fields_of = [](const nlohmann::json& b) {
     std::set<std::string> fields;
@@ -305,7 +305,7 @@ TEST(RunSpecLaunch, CodeBundleIsADigestAndMakesARelativeWorkdirInsideIt) {
                                                      {"cluster", "c"},
                                                      {"workload", "command"},
                                                      {"command", "true"}})
-                           .spec)["code_bundle"]
+                           .value)["code_bundle"]
                   .is_null());
 }
 

@@ -14,17 +14,25 @@ using ::testing::HasSubstr;
 
 AcceleratorType parse_ok(std::string_view text) {
   auto parsed = parse_accelerator(text);
-  EXPECT_TRUE(parsed.type.has_value())
-      << text << ": " << (parsed.error ? parsed.error->message : "");
-  EXPECT_FALSE(parsed.error.has_value());
-  return parsed.type.value_or(AcceleratorType{});
+  EXPECT_TRUE(parsed.value.has_value()) << text << ": " << parsed.summary();
+  EXPECT_TRUE(parsed.errors.empty());
+  EXPECT_TRUE(parsed.valid_choices.empty());
+  return parsed.value.value_or(AcceleratorType{});
 }
 
-AcceleratorError parse_error(std::string_view text) {
+// A refused name: its one error (about the whole name) and the choices offered instead.
+struct Refusal {
+  std::string field;
+  std::string message;
+  std::vector<std::string> valid_choices;
+};
+
+Refusal parse_error(std::string_view text) {
   auto parsed = parse_accelerator(text);
-  EXPECT_FALSE(parsed.type.has_value()) << text;
-  EXPECT_TRUE(parsed.error.has_value()) << text;
-  return parsed.error.value_or(AcceleratorError{});
+  EXPECT_FALSE(parsed.value.has_value()) << text;
+  EXPECT_EQ(parsed.errors.size(), 1u) << text;
+  if (parsed.errors.empty()) return {};
+  return {parsed.errors.front().field, parsed.errors.front().message, parsed.valid_choices};
 }
 
 TEST(AcceleratorTest, Tpu7x64IsThirtyTwoChipsSixtyFourDevicesEightHosts) {
@@ -160,7 +168,7 @@ TEST(AcceleratorTest, GpuNodesOfEight) {
   EXPECT_EQ(parse_ok("h200-8").hosts_per_slice, 1);
   EXPECT_DOUBLE_EQ(parse_ok("b200-8").peak_tflops_per_device, 2250.0);
   EXPECT_EQ(parse_ok("h100-mega-80gb-8").family, "h100");  // xpk's device type
-  const AcceleratorError e = parse_error("h100-12");
+  const Refusal e = parse_error("h100-12");
   EXPECT_THAT(e.message, HasSubstr("multiple of 8"));
   EXPECT_THAT(e.valid_choices, Contains("h100-16"));
 }
@@ -201,8 +209,8 @@ TEST(AcceleratorTest, CatalogTypesCoverEveryFamilyAndParseBackToThemselves) {
     names.push_back(t.type);
     if (families.empty() || families.back() != t.family) families.push_back(t.family);
     const auto again = parse_accelerator(t.type);
-    ASSERT_TRUE(again.type);
-    EXPECT_EQ(to_json(*again.type), to_json(t));
+    ASSERT_TRUE(again.value);
+    EXPECT_EQ(to_json(*again.value), to_json(t));
     EXPECT_GT(t.chips_per_slice, 0);
     EXPECT_EQ(t.devices_per_slice, t.chips_per_slice * t.devices_per_chip);
   }
@@ -223,7 +231,7 @@ TEST(AcceleratorTest, CatalogTypesCoverEveryFamilyAndParseBackToThemselves) {
 }
 
 TEST(AcceleratorTest, UnknownFamilyListsFamilies) {
-  const AcceleratorError e = parse_error("tpu9-64");
+  const Refusal e = parse_error("tpu9-64");
   EXPECT_EQ(e.message, "unknown accelerator family 'tpu9'");
   EXPECT_THAT(e.valid_choices, Contains("tpu7x"));
   EXPECT_THAT(e.valid_choices, Contains("v5litepod"));
@@ -233,16 +241,16 @@ TEST(AcceleratorTest, UnknownFamilyListsFamilies) {
 }
 
 TEST(AcceleratorTest, UnknownSizeListsTheFamilySizes) {
-  const AcceleratorError odd = parse_error("tpu7x-33");
+  const Refusal odd = parse_error("tpu7x-33");
   EXPECT_THAT(odd.message, HasSubstr("counts TensorCores"));
   EXPECT_THAT(odd.valid_choices, Contains("tpu7x-64"));
-  const AcceleratorError e = parse_error("tpu7x-40");
+  const Refusal e = parse_error("tpu7x-40");
   EXPECT_THAT(e.message, HasSubstr("(20 chips) is not a tpu7x slice size"));
   EXPECT_THAT(e.valid_choices,
               ElementsAre("tpu7x-8", "tpu7x-16", "tpu7x-32", "tpu7x-64", "tpu7x-128", "tpu7x-256",
                           "tpu7x-512", "tpu7x-1024", "tpu7x-2048", "tpu7x-4096", "tpu7x-8192",
                           "tpu7x-12288"));
-  const AcceleratorError v6 = parse_error("v6e-12");
+  const Refusal v6 = parse_error("v6e-12");
   EXPECT_THAT(v6.valid_choices, ElementsAre("v6e-1", "v6e-4", "v6e-8", "v6e-16", "v6e-32", "v6e-64",
                                             "v6e-128", "v6e-256"));
   EXPECT_TRUE(parse_error("v5p-0").message.size() > 0);
@@ -250,7 +258,7 @@ TEST(AcceleratorTest, UnknownSizeListsTheFamilySizes) {
 }
 
 TEST(AcceleratorTest, UnknownTopologyListsTheFamilyTopologies) {
-  const AcceleratorError e = parse_error("tpu7x-4x6x4");
+  const Refusal e = parse_error("tpu7x-4x6x4");
   EXPECT_THAT(e.message, HasSubstr("is not a tpu7x topology"));
   EXPECT_THAT(e.valid_choices,
               ElementsAre("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8",

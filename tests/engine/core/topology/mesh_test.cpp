@@ -26,8 +26,8 @@ using Assignment = std::vector<std::vector<int>>;
 MeshRequest request(std::string_view accelerator, std::map<std::string, int> ici,
                     int num_slices = 1, std::map<std::string, int> dcn = {}) {
   auto parsed = parse_accelerator(accelerator);
-  EXPECT_TRUE(parsed.type.has_value()) << accelerator;
-  MeshRequest req = mesh_request_for(parsed.type.value_or(AcceleratorType{}), num_slices);
+  EXPECT_TRUE(parsed.value.has_value()) << accelerator;
+  MeshRequest req = mesh_request_for(parsed.value.value_or(AcceleratorType{}), num_slices);
   req.ici = std::move(ici);
   req.dcn = std::move(dcn);
   return req;
