@@ -4,6 +4,7 @@
 #include "backend/api/sql_util.h"
 #include "backend/common/problem.h"
 #include "backend/sched/launch_spec.h"
+#include "backend/sched/lifecycle/run_writes.h"
 #include "engine/core/text/json_text.h"
 #include "engine/core/topology/accelerator.h"
 
@@ -80,22 +81,23 @@ void create_compile_check(ApiContext& ctx, db::Transaction& tx, const std::strin
                {"errors", json::array()},
                {"warnings", json::array()},
                {"compile_check_for", run_id}};
-  tx.exec(
-      "INSERT INTO runs (id, name, owner_id, cluster_id, model, workload, spec, plan, state, "
-      "priority, tags, compile_check_for, code_bundle) VALUES ($1, $2, $3, $4, $5, 'command', "
-      "$6::jsonb, $7::jsonb, 'queued', $8, ARRAY['compile-check'], $9, $10)",
-      {child, spec["name"].get<std::string>(), owner_id, *compile_cluster,
-       s.spec.model.value_or(""), core::json_text(spec), core::json_text(plan), s.spec.priority,
-       run_id, s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param()});
-  tx.exec(
-      "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, 'queued', "
-      "$2)",
-      {child, "compile check of run " + run_id});
-  tx.exec(
-      "UPDATE runs SET preflight_run_id = $2, preflight_state = 'pending', waiting_reason = $3 "
-      "WHERE id = $1",
-      {run_id, child, "waiting for its compile check (run " + child + ")"});
-  tx.exec("SELECT pg_notify('podium_runs', $1)", {child});
+  sched::create_queued_run(tx, {.id = child,
+                                .name = spec["name"].get<std::string>(),
+                                .owner_id = owner_id,
+                                .cluster_id = *compile_cluster,
+                                .dataset_id = std::nullopt,
+                                .model = s.spec.model.value_or(""),
+                                .workload = "command",
+                                .spec = core::json_text(spec),
+                                .plan = core::json_text(plan),
+                                .forced = false,
+                                .priority = s.spec.priority,
+                                .tags = {"compile-check"},
+                                .code_bundle = s.spec.code_bundle,
+                                .skipped_checks = {},
+                                .compile_check_for = run_id,
+                                .cause = "compile check of run " + run_id});
+  sched::record_preflight_pending(tx, run_id, child);
 }
 
 }  // namespace podium::api

@@ -11,6 +11,7 @@
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
+#include "backend/sched/lifecycle/run_writes.h"
 #include "backend/sched/run_state.h"
 #include "engine/core/spec/run_spec.h"
 
@@ -84,24 +85,26 @@ http::Response submit_run(ApiContext& ctx, http::RequestContext& rc) {
     const bool forced = !s.plan_ok;
     nlohmann::json skipped_checks = nlohmann::json::array();
     for (const auto& [check, codes] : s.skipped) skipped_checks.push_back(check);
-    tx.exec(
-        "INSERT INTO runs (id, name, owner_id, cluster_id, dataset_id, model, workload, spec, "
-        "plan, forced, "
-        "state, priority, tags, code_bundle, skipped_checks) VALUES ($1, $2, $3, $4, $5, $6, "
-        "$7, $8::jsonb, $9::jsonb, $10, 'queued', $11, "
-        "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)), $13, "
-        "ARRAY(SELECT jsonb_array_elements_text($14::jsonb)))",
-        {id, s.spec.name, user_id(rc), s.cluster_id, s.dataset_id, s.spec.model.value_or(""),
-         core::to_string(s.spec.workload),
-         s.spec_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-         s.plan.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-         forced ? "true" : "false", s.spec.priority, nlohmann::json(s.spec.tags).dump(),
-         s.spec.code_bundle ? db::Param(*s.spec.code_bundle) : db::Param(), skipped_checks.dump()});
-    tx.exec(
-        "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, "
-        "'queued', $2)",
-        {id, forced ? "submitted despite plan errors, skipping " + skipped_checks.dump()
-                    : "submitted"});
+    std::vector<std::string> skipped;
+    for (const auto& [check, codes] : s.skipped) skipped.push_back(check);
+    sched::create_queued_run(
+        tx, {.id = id,
+             .name = s.spec.name,
+             .owner_id = user_id(rc),
+             .cluster_id = s.cluster_id,
+             .dataset_id = s.dataset_id,
+             .model = s.spec.model.value_or(""),
+             .workload = core::to_string(s.spec.workload),
+             .spec = s.spec_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+             .plan = s.plan.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+             .forced = forced,
+             .priority = s.spec.priority,
+             .tags = s.spec.tags,
+             .code_bundle = s.spec.code_bundle,
+             .skipped_checks = skipped,
+             .compile_check_for = std::nullopt,
+             .cause = forced ? "submitted despite plan errors, skipping " + skipped_checks.dump()
+                             : "submitted"});
     if (s.spec.preflight_compile) create_compile_check(ctx, tx, id, s, user_id(rc));
     audit(tx, rc, "create", "run", id,
           {{"name", s.spec.name}, {"forced", forced}, {"skipped_checks", skipped_checks}});
@@ -109,7 +112,6 @@ http::Response submit_run(ApiContext& ctx, http::RequestContext& rc) {
     for (const auto& [check, codes] : s.skipped)
       audit(tx, rc, "skip_check", "run", id,
             {{"check", check}, {"errors", codes}, {"force", s.spec.force}});
-    tx.exec("SELECT pg_notify('podium_runs', $1)", {id});
     return load_run(tx, id);
   });
   return json_response(201, run_json(r, 0, true));

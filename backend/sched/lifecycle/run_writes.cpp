@@ -1,5 +1,7 @@
 #include "backend/sched/lifecycle/run_writes.h"
 
+#include <nlohmann/json.hpp>
+
 #include "backend/sched/lifecycle/illegal_transition.h"
 #include "backend/sched/run_state.h"
 
@@ -92,6 +94,34 @@ void record_preflight_decision(db::Transaction& tx, const std::string& run_id,
       "COALESCE($4, failure_class), waiting_reason = CASE WHEN $5::boolean THEN NULL ELSE "
       "waiting_reason END WHERE id = $1",
       {run_id, preflight_state, plan_json, failure_class, settled ? "true" : "false"});
+}
+
+void create_queued_run(db::Transaction& tx, const NewQueuedRun& run) {
+  tx.exec(
+      "INSERT INTO runs (id, name, owner_id, cluster_id, dataset_id, model, workload, spec, plan, "
+      "forced, state, priority, tags, code_bundle, skipped_checks, compile_check_for) VALUES ($1, "
+      "$2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, 'queued', $11, "
+      "ARRAY(SELECT jsonb_array_elements_text($12::jsonb)), $13, "
+      "ARRAY(SELECT jsonb_array_elements_text($14::jsonb)), $15)",
+      {run.id, run.name, run.owner_id, run.cluster_id,
+       run.dataset_id ? db::Param(*run.dataset_id) : db::Param(), run.model, run.workload, run.spec,
+       run.plan, run.forced ? "true" : "false", run.priority, nlohmann::json(run.tags).dump(),
+       run.code_bundle ? db::Param(*run.code_bundle) : db::Param(),
+       nlohmann::json(run.skipped_checks).dump(),
+       run.compile_check_for ? db::Param(*run.compile_check_for) : db::Param()});
+  tx.exec(
+      "INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, 'queued', "
+      "$2)",
+      {run.id, run.cause});
+  notify_runs(tx, run.id);
+}
+
+void record_preflight_pending(db::Transaction& tx, const std::string& run_id,
+                              const std::string& check_run_id) {
+  tx.exec(
+      "UPDATE runs SET preflight_run_id = $2, preflight_state = 'pending', waiting_reason = $3 "
+      "WHERE id = $1",
+      {run_id, check_run_id, "waiting for its compile check (run " + check_run_id + ")"});
 }
 
 void record_imported_run(db::Transaction& tx, const ImportedRun& run) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backend/db/database.h"
 
@@ -59,6 +60,33 @@ void record_preflight_decision(db::Transaction& tx, const std::string& run_id,
                                const std::string& preflight_state,
                                const std::optional<std::string>& plan_json,
                                const std::optional<std::string>& failure_class, bool settled);
+
+// A run enters the queue (POST /runs, or a run's compile check): its row in state queued and its
+// first event, from nothing to queued, with `cause`. The scheduler is woken.
+struct NewQueuedRun {
+  std::string id;
+  std::string name;
+  std::string owner_id;
+  std::string cluster_id;
+  std::optional<std::string> dataset_id;
+  std::string model;
+  std::string workload;
+  std::string spec;  // JSON text
+  std::string plan;  // JSON text
+  bool forced = false;
+  std::string priority = "medium";
+  std::vector<std::string> tags;
+  std::optional<std::string> code_bundle;
+  std::vector<std::string> skipped_checks;
+  std::optional<std::string> compile_check_for;  // the run this one compile-checks
+  std::string cause;
+};
+void create_queued_run(db::Transaction& tx, const NewQueuedRun& run);
+
+// A run waits for its compile check, run `check_run_id` (backend/sched/dispatch/compile_checks.h
+// decides it later through record_preflight_decision).
+void record_preflight_pending(db::Transaction& tx, const std::string& run_id,
+                              const std::string& check_run_id);
 
 // A run created finished (POST /runs/import): no state machine was walked, so its one event goes
 // from nothing to its final state.

@@ -74,6 +74,55 @@ TEST_F(RunWrites, CountersFailureAndWaitingReason) {
   EXPECT_TRUE(is_null("SELECT waiting_reason FROM runs WHERE id = $1", {run}));
 }
 
+TEST_F(RunWrites, AQueuedRunAndItsCompileCheckEnterTheQueueWithTheirFirstEvent) {
+  db_->exec_alone(
+      "INSERT INTO users (id, username, role) VALUES ('usr_q', 'queue-owner', 'member')");
+  db_->exec_alone(
+      "INSERT INTO clusters (id, name, accelerator, num_slices, capacity) VALUES ('cls_q', "
+      "'queue-cluster', 'v5p-8', 1, 'on-demand')");
+  NewQueuedRun run{.id = "run_q1",
+                   .name = "queued",
+                   .owner_id = "usr_q",
+                   .cluster_id = "cls_q",
+                   .dataset_id = std::nullopt,
+                   .model = "llama2-7b",
+                   .workload = "maxtext",
+                   .spec = R"({"name": "queued"})",
+                   .plan = R"({"ok": false})",
+                   .forced = true,
+                   .priority = "high",
+                   .tags = {"a", "b c"},
+                   .code_bundle = std::nullopt,
+                   .skipped_checks = {"hbm", "data"},
+                   .compile_check_for = std::nullopt,
+                   .cause = "submitted despite plan errors"};
+  db_->transact([&](db::Transaction& tx) { create_queued_run(tx, run); });
+  EXPECT_EQ(run_value("run_q1", "state"), "queued");
+  EXPECT_EQ(run_value("run_q1", "forced"), "true");
+  EXPECT_EQ(run_value("run_q1", "priority"), "high");
+  EXPECT_EQ(run_value("run_q1", "tags"), "{a,\"b c\"}");
+  EXPECT_EQ(run_value("run_q1", "skipped_checks"), "{hbm,data}");
+  EXPECT_EQ(run_value("run_q1", "plan"), R"({"ok": false})");
+  EXPECT_EQ(events("run_q1"), "->queued:submitted despite plan errors");
+
+  NewQueuedRun check = run;
+  check.id = "run_q2";
+  check.forced = false;
+  check.tags = {"compile-check"};
+  check.skipped_checks = {};
+  check.compile_check_for = "run_q1";
+  check.cause = "compile check of run run_q1";
+  db_->transact([&](db::Transaction& tx) {
+    create_queued_run(tx, check);
+    record_preflight_pending(tx, "run_q1", "run_q2");
+  });
+  EXPECT_EQ(run_value("run_q2", "compile_check_for"), "run_q1");
+  EXPECT_EQ(run_value("run_q2", "skipped_checks"), "{}");
+  EXPECT_EQ(run_value("run_q1", "preflight_run_id"), "run_q2");
+  EXPECT_EQ(run_value("run_q1", "preflight_state"), "pending");
+  EXPECT_EQ(run_value("run_q1", "waiting_reason"), "waiting for its compile check (run run_q2)");
+}
+
 TEST_F(RunWrites, APlacementServesTheGrowRequest) {
   const std::string run = add_run("running");
   db_->transact([&](db::Transaction& tx) { request_grow(tx, run); });
