@@ -10,7 +10,7 @@ namespace {
 // Compile and warm-up steps are not steady; runs with fewer steady steps say little.
 constexpr int kFirstSteadyStep = 3;
 constexpr int kMinSteadySteps = 5;
-constexpr int kMaxRuns = 10;
+constexpr int kHistoryMaxRuns = 10;
 
 // What decides HBM besides the tokens per device: the mesh axes (from the spec's parallelism or
 // MaxText's ici_*/dcn_*_parallelism config keys, as imported logs carry them; axes of 1 left
@@ -63,7 +63,7 @@ std::optional<core::HistoryFacts> load_plan_history(db::Transaction& tx, const s
         "AND m.step >= $3::bigint AND m.tflops_per_device > 0 "
         "GROUP BY r.id HAVING count(*) >= $4::bigint ORDER BY max(r.seq) DESC LIMIT $5::int",
         {model, accelerator_type, std::to_string(kFirstSteadyStep), std::to_string(kMinSteadySteps),
-         std::to_string(kMaxRuns)});
+         std::to_string(kHistoryMaxRuns)});
     std::vector<double> mfus;
     for (size_t i = 0; i < r.size(); ++i)
       if (auto t = r.opt_double(i, "tflops"); t && *t > 0)
@@ -90,7 +90,7 @@ std::optional<core::HistoryFacts> load_plan_history(db::Transaction& tx, const s
       "FROM runs r LEFT JOIN clusters c ON c.id = r.cluster_id "
       "WHERE r.model = $1 AND COALESCE(r.accelerator, c.accelerator) = $2 AND r.log_facts ? "
       "'hbm' ORDER BY r.seq DESC LIMIT $3::int",
-      {model, accelerator_type, std::to_string(kMaxRuns)});
+      {model, accelerator_type, std::to_string(kHistoryMaxRuns)});
   for (size_t i = 0; i < h.size(); ++i) {
     auto earlier = nlohmann::json::parse(h.at(i, "spec"), nullptr, false);
     if (!earlier.is_object() || memory_layout(earlier) != layout) continue;

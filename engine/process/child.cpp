@@ -1,5 +1,7 @@
 #include "engine/process/child.h"
 
+#include "engine/process/fd.h"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,12 +20,9 @@ int ExitStatus::shell_code() const {
   return -1;
 }
 
-namespace {
+using detail::close_fd;
 
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
+namespace {
 
 ExitStatus decode(int status) {
   ExitStatus s;

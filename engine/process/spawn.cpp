@@ -1,5 +1,7 @@
 #include "engine/process/spawn.h"
 
+#include "engine/process/fd.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -17,6 +19,8 @@ extern char** environ;
 
 namespace podium::process {
 
+using detail::close_fd;
+
 namespace {
 
 // The setup steps a child can fail at, reported to the parent as an index into kSteps.
@@ -33,11 +37,6 @@ struct ChildFailure {
   ChildFailure f{step, errno};
   [[maybe_unused]] ssize_t n = ::write(fd, &f, sizeof f);
   ::_exit(127);
-}
-
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
 }
 
 void close_inherited_fds(int keep) {

@@ -9,7 +9,7 @@ namespace podium::sched {
 
 namespace {
 
-db::Param optional_step(const std::optional<std::int64_t>& step) {
+db::Param run_step_param(const std::optional<std::int64_t>& step) {
   return step ? db::Param(std::to_string(*step)) : db::Param();
 }
 
@@ -82,7 +82,7 @@ void record_run_placed(db::Transaction& tx, const std::string& run_id, int num_s
       "resumed_from_step = COALESCE($4::bigint, resumed_from_step) WHERE id = $1",
       {run_id, std::to_string(num_slices),
        waiting_reason ? db::Param(*waiting_reason) : db::Param(),
-       optional_step(resumed_from_step)});
+       run_step_param(resumed_from_step)});
 }
 
 void record_preflight_decision(db::Transaction& tx, const std::string& run_id,
@@ -134,7 +134,7 @@ void record_imported_run(db::Transaction& tx, const ImportedRun& run) {
       "$8::bigint, true, $9, $10::int, $10::int, $11::jsonb, now(), now())",
       {run.id, run.name, run.owner_id, run.model, run.spec, run.state,
        run.failure_class ? db::Param(*run.failure_class) : db::Param(),
-       optional_step(run.last_step), run.accelerator, std::to_string(run.num_slices),
+       run_step_param(run.last_step), run.accelerator, std::to_string(run.num_slices),
        run.log_facts});
   tx.exec("INSERT INTO run_events (run_id, from_state, to_state, cause) VALUES ($1, NULL, $2, $3)",
           {run.id, run.state, run.cause});

@@ -17,24 +17,25 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------------
 // Names Kubernetes accepts (k8s.io/apimachinery/pkg/util/validation).
 
-bool lower_alnum(char c) {
+bool jobset_lower_alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 bool alnum(char c) {
-  return lower_alnum(c) || (c >= 'A' && c <= 'Z');
+  return jobset_lower_alnum(c) || (c >= 'A' && c <= 'Z');
 }
 
 // RFC 1123 subdomain: dot-separated DNS labels, at most 253 characters (Secret, PriorityClass
 // and ServiceAccount names).
-bool is_dns_subdomain(const std::string& s) {
+bool jobset_is_dns_subdomain(const std::string& s) {
   if (s.empty() || s.size() > 253) return false;
   size_t start = 0;
   while (true) {
     const size_t dot = s.find('.', start);
     const std::string label = s.substr(start, dot == std::string::npos ? dot : dot - start);
-    if (label.empty() || !lower_alnum(label.front()) || !lower_alnum(label.back())) return false;
+    if (label.empty() || !jobset_lower_alnum(label.front()) || !jobset_lower_alnum(label.back()))
+      return false;
     for (char c : label)
-      if (!lower_alnum(c) && c != '-') return false;
+      if (!jobset_lower_alnum(c) && c != '-') return false;
     if (dot == std::string::npos) return true;
     start = dot + 1;
   }
@@ -252,7 +253,7 @@ json build_jobset(const JobSetRequest& r) {
           "a JobSet needs at least one slice, not " + std::to_string(r.num_slices));
   require(!r.server_url.empty(),
           "the server's public URL is unknown: set public_url (pods cannot reach loopback)");
-  require(is_dns_subdomain(r.token_secret),
+  require(jobset_is_dns_subdomain(r.token_secret),
           "token Secret name '" + r.token_secret + "' is not a valid Kubernetes name");
   require(!r.worker_path.empty() && r.worker_path.front() == '/',
           "worker_path '" + r.worker_path + "' must be an absolute path");
@@ -260,9 +261,9 @@ json build_jobset(const JobSetRequest& r) {
   const KubernetesExecutor& ex = r.executor;
   require(ex.queue.empty() || is_label_value(ex.queue),
           "queue '" + ex.queue + "' is not a valid Kueue LocalQueue name");
-  require(ex.priority_class.empty() || is_dns_subdomain(ex.priority_class),
+  require(ex.priority_class.empty() || jobset_is_dns_subdomain(ex.priority_class),
           "priority class '" + ex.priority_class + "' is not a valid Kubernetes name");
-  require(ex.service_account.empty() || is_dns_subdomain(ex.service_account),
+  require(ex.service_account.empty() || jobset_is_dns_subdomain(ex.service_account),
           "service account '" + ex.service_account + "' is not a valid Kubernetes name");
 
   const int per_vm = ranks_per_host(acc, ex);

@@ -322,9 +322,9 @@ json read_resource_claim(Fields& f) {
 
 // A list of objects under `key`, each read by `read`; `unique` names the field no two items may
 // share.
-json read_list(const json& executor, const std::string& prefix, const std::string& key,
-               size_t max_items, json (*read)(Fields&), const std::string& unique,
-               std::vector<FieldError>& errors) {
+json pod_read_list(const json& executor, const std::string& prefix, const std::string& key,
+                   size_t max_items, json (*read)(Fields&), const std::string& unique,
+                   std::vector<FieldError>& errors) {
   json out = json::array();
   auto it = executor.find(key);
   if (it == executor.end() || it->is_null()) return out;
@@ -418,12 +418,12 @@ PodTemplateExtensions read_pod_template(const json& executor, const std::string&
     if (is_podium_node_selector(key))
       errors.push_back({prefix + "node_selector." + key,
                         "set by Podium from the accelerator (it picks the slice's node pool)"});
-  p.tolerations = read_list(executor, prefix, "tolerations", 32, read_toleration, "", errors);
-  p.volumes = read_list(executor, prefix, "volumes", 32, read_volume, "name", errors);
+  p.tolerations = pod_read_list(executor, prefix, "tolerations", 32, read_toleration, "", errors);
+  p.volumes = pod_read_list(executor, prefix, "volumes", 32, read_volume, "name", errors);
   p.volume_mounts =
-      read_list(executor, prefix, "volume_mounts", 64, read_volume_mount, "mountPath", errors);
+      pod_read_list(executor, prefix, "volume_mounts", 64, read_volume_mount, "mountPath", errors);
   p.resource_claims =
-      read_list(executor, prefix, "resource_claims", 16, read_resource_claim, "name", errors);
+      pod_read_list(executor, prefix, "resource_claims", 16, read_resource_claim, "name", errors);
 
   std::set<std::string> volume_names;
   for (const auto& v : p.volumes)

@@ -20,7 +20,7 @@ std::string always_quoted(std::string_view s) {
   return out + "'";
 }
 
-std::string trim(std::string_view s) {
+std::string slurm_trim(std::string_view s) {
   while (!s.empty() &&
          (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
     s.remove_prefix(1);
@@ -33,7 +33,7 @@ std::string trim(std::string_view s) {
 // ExitCode is "<code>:<signal>"; the code when it is a number.
 std::optional<int> exit_code_of(std::string_view exit_code) {
   const auto colon = exit_code.find(':');
-  const std::string code = trim(exit_code.substr(0, colon));
+  const std::string code = slurm_trim(exit_code.substr(0, colon));
   if (code.empty() || code.size() > 3) return std::nullopt;
   for (char c : code)
     if (c < '0' || c > '9') return std::nullopt;
@@ -103,8 +103,8 @@ SlurmSubmission build_sbatch(const SlurmJobRequest& r) {
 }
 
 std::optional<std::string> parse_sbatch_job_id(std::string_view output) {
-  std::string line = trim(output);
-  if (auto nl = line.rfind('\n'); nl != std::string::npos) line = trim(line.substr(nl + 1));
+  std::string line = slurm_trim(output);
+  if (auto nl = line.rfind('\n'); nl != std::string::npos) line = slurm_trim(line.substr(nl + 1));
   if (auto semi = line.find(';'); semi != std::string::npos) line = line.substr(0, semi);
   if (line.empty() || line.size() > 20) return std::nullopt;
   for (char c : line)
@@ -146,8 +146,8 @@ std::map<std::string, std::string> parse_scontrol_record(std::string_view line) 
 EngineObservation observe_slurm_state(std::string_view state_text, std::string_view reason,
                                       std::string_view exit_code, bool podium_cancelled) {
   // sacct writes "CANCELLED by 0"; scontrol writes the bare word.
-  std::string state = trim(state_text.substr(0, state_text.find(' ')));
-  const std::string why = trim(reason);
+  std::string state = slurm_trim(state_text.substr(0, state_text.find(' ')));
+  const std::string why = slurm_trim(reason);
   const auto code = exit_code_of(exit_code);
   EngineObservation o;
   o.engine_state = state;
@@ -208,7 +208,7 @@ EngineObservation observe_scontrol(const std::map<std::string, std::string>& rec
 
 std::optional<EngineObservation> observe_sacct(std::string_view output, bool podium_cancelled) {
   // One line per job (-X: allocations only): State|ExitCode|Reason.
-  const std::string line = trim(output.substr(0, output.find('\n')));
+  const std::string line = slurm_trim(output.substr(0, output.find('\n')));
   if (line.empty()) return std::nullopt;
   const auto p1 = line.find('|');
   if (p1 == std::string::npos) return std::nullopt;

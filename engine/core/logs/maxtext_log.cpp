@@ -33,7 +33,7 @@ char to_lower(char c) {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view log_trim(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
@@ -44,7 +44,7 @@ std::string_view trim_left(std::string_view s) {
   return s;
 }
 
-bool contains(std::string_view haystack, std::string_view needle) {
+bool log_contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
@@ -91,8 +91,8 @@ std::optional<double> parse_double_prefix(std::string_view s, std::string_view* 
 // The whole of `s` (trimmed) must be a number.
 std::optional<double> parse_double_exact(std::string_view s) {
   std::string_view rest;
-  auto value = parse_double_prefix(trim(s), &rest);
-  if (!value || !trim(rest).empty()) return std::nullopt;
+  auto value = parse_double_prefix(log_trim(s), &rest);
+  if (!value || !log_trim(rest).empty()) return std::nullopt;
   return value;
 }
 
@@ -134,7 +134,7 @@ std::optional<std::string_view> strip_ray_prefix(std::string_view s) {
   if (s.empty() || s.front() != '(') return std::nullopt;
   const std::size_t close = s.substr(0, 256).find(')');
   if (close == std::string_view::npos) return std::nullopt;
-  if (!contains(s.substr(0, close), "pid=")) return std::nullopt;
+  if (!log_contains(s.substr(0, close), "pid=")) return std::nullopt;
   return s.substr(close + 1);
 }
 
@@ -324,7 +324,7 @@ int strip_repeated_suffix(std::string_view& s) {
     if (!is_digit(s[i])) return 0;
     n = n * 10 + (s[i] - '0');
   }
-  s = trim(s.substr(0, head));
+  s = log_trim(s.substr(0, head));
   return n;
 }
 
@@ -376,7 +376,7 @@ std::optional<StepMetrics> parse_step_fields(std::string_view s) {
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma);
     const std::size_t colon = field.find(':');
     if (colon == std::string_view::npos) continue;  // part of a value that held a comma
-    std::string_view key = trim(field.substr(0, colon));
+    std::string_view key = log_trim(field.substr(0, colon));
     if (key.empty() || key.size() > kMaxFieldKeyBytes) continue;
     auto value = parse_double_exact(field.substr(colon + 1));
     if (!value) continue;
@@ -441,7 +441,7 @@ std::optional<ParsedLine> parse_config_param(std::string_view msg) {
   if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   ParsedLine out;
   out.kind = LogLineKind::config_param;
-  out.payload = ConfigParam{std::string(key), std::string(trim(value))};
+  out.payload = ConfigParam{std::string(key), std::string(log_trim(value))};
   return out;
 }
 
@@ -470,7 +470,7 @@ bool parse_using_gb(std::string_view s, MemstatsLine& m) {
   m.used_gib = used;
   m.limit_gib = limit;
   m.percent = percent;
-  m.device = std::string(trim(rest.substr(3)));
+  m.device = std::string(log_trim(rest.substr(3)));
   return true;
 }
 
@@ -478,12 +478,12 @@ std::optional<ParsedLine> parse_memstats(std::string_view msg) {
   constexpr std::string_view kHead = "Memstats:";
   MemstatsLine m;
   if (msg.substr(0, kHead.size()) == kHead) {
-    std::string_view rest = trim(msg.substr(kHead.size()));
+    std::string_view rest = log_trim(msg.substr(kHead.size()));
     const std::size_t using_at = rest.find("Using (GB)");
     std::string_view label = using_at == std::string_view::npos ? rest : rest.substr(0, using_at);
-    label = trim(label);
+    label = log_trim(label);
     if (!label.empty() && label.back() == ':') label.remove_suffix(1);
-    m.label = std::string(trim(label));
+    m.label = std::string(log_trim(label));
     if (using_at != std::string_view::npos && !parse_using_gb(rest.substr(using_at), m)) {
       return std::nullopt;
     }
@@ -504,7 +504,7 @@ std::optional<ParsedLine> parse_num_params(std::string_view msg) {
   std::string_view rest;
   auto value = parse_double_prefix(msg.substr(kHead.size()), &rest);
   if (!value) return std::nullopt;
-  rest = trim(rest);
+  rest = log_trim(rest);
   double scale = 1.0;
   if (rest.substr(0, 7) == "billion") {
     scale = 1.0;
@@ -536,10 +536,11 @@ std::optional<ParsedLine> parse_tflops(std::string_view msg) {
   constexpr std::string_view kSplit = "split as ";
   constexpr std::string_view kAnd = "learnable weight flops and ";
   const std::size_t split = msg.find(kSplit);
-  if (split != std::string_view::npos && contains(msg.substr(split), "learnable weight flops")) {
+  if (split != std::string_view::npos &&
+      log_contains(msg.substr(split), "learnable weight flops")) {
     t.learnable_weight_percent = parse_double_prefix(msg.substr(split + kSplit.size()));
     const std::size_t and_at = msg.find(kAnd, split);
-    if (and_at != std::string_view::npos && contains(msg.substr(and_at), "attention flops")) {
+    if (and_at != std::string_view::npos && log_contains(msg.substr(and_at), "attention flops")) {
       t.attention_percent = parse_double_prefix(msg.substr(and_at + kAnd.size()));
     }
   }
@@ -603,35 +604,35 @@ bool is_code_error_exception_line(std::string_view msg) {
 
 std::optional<FailureSignature> detect_signature(std::string_view msg) {
   // Ordered by how decisive they are; the first match names the line.
-  if (contains(msg, "Aborting training due to NaN loss")) return FailureSignature::nan_loss;
-  if (contains(msg, "Failed to find assignment for logical_axis_index")) {
+  if (log_contains(msg, "Aborting training due to NaN loss")) return FailureSignature::nan_loss;
+  if (log_contains(msg, "Failed to find assignment for logical_axis_index")) {
     return FailureSignature::mesh_unmappable;
   }
-  if (contains(msg, "does not match the product of the") && contains(msg, "parallelism")) {
+  if (log_contains(msg, "does not match the product of the") && log_contains(msg, "parallelism")) {
     return FailureSignature::mesh_product_mismatch;
   }
   // JAX's own words when the devices cannot be reshaped into the mesh (mesh_utils
   // create_device_mesh): "Number of devices 4 must equal the product of mesh_shape (2, 4)".
-  if (contains(msg, "must equal the product of mesh_shape")) {
+  if (log_contains(msg, "must equal the product of mesh_shape")) {
     return FailureSignature::mesh_product_mismatch;
   }
-  if (contains(msg, "not in valid fields")) return FailureSignature::invalid_config_key;
-  if (contains(msg, "Couldn't parse value from CLI or ENV")) {
+  if (log_contains(msg, "not in valid fields")) return FailureSignature::invalid_config_key;
+  if (log_contains(msg, "Couldn't parse value from CLI or ENV")) {
     return FailureSignature::invalid_config_value;
   }
-  if (contains(msg, "Ran out of memory in memory space hbm") ||
-      contains(msg, "Out of memory while trying to allocate")) {
+  if (log_contains(msg, "Ran out of memory in memory space hbm") ||
+      log_contains(msg, "Out of memory while trying to allocate")) {
     return FailureSignature::hbm_oom;
   }
   // gRPC uses the same status for quotas and rate limits (GCS, Vertex); those are not HBM.
-  if (contains(msg, "RESOURCE_EXHAUSTED") && !ci_contains(msg, "quota") &&
+  if (log_contains(msg, "RESOURCE_EXHAUSTED") && !ci_contains(msg, "quota") &&
       !ci_contains(msg, "rate limit") && !ci_contains(msg, "ratelimit")) {
     return FailureSignature::hbm_oom;
   }
-  if (contains(msg, "StopIteration")) return FailureSignature::data_exhausted;
-  if (contains(msg, "Job is preempted")) return FailureSignature::preempted;
-  if ((contains(msg, "TPU is already in use") ||
-       (contains(msg, "already in use by process") && contains(msg, "TPU")))) {
+  if (log_contains(msg, "StopIteration")) return FailureSignature::data_exhausted;
+  if (log_contains(msg, "Job is preempted")) return FailureSignature::preempted;
+  if ((log_contains(msg, "TPU is already in use") ||
+       (log_contains(msg, "already in use by process") && log_contains(msg, "TPU")))) {
     return FailureSignature::tpu_busy;
   }
   if (ci_contains(msg, "falling back to cpu")) return FailureSignature::cpu_fallback;
@@ -737,7 +738,7 @@ CleanLine clean_log_line(std::string_view line) noexcept {
     // Invalid bytes become U+FFFD so that whatever the parser returns can be stored in PostgreSQL
     // text and serialised as JSON without an error.
     const std::string cleaned = sanitize_utf8(remove_ansi(line));
-    std::string_view s = trim(cleaned);
+    std::string_view s = log_trim(cleaned);
     for (int pass = 0; pass < kMaxPrefixPasses; ++pass) {
       std::optional<std::string_view> next;
       if (!(next = strip_ray_prefix(s)) && !(next = strip_kubectl_prefix(s)) &&
@@ -745,7 +746,7 @@ CleanLine clean_log_line(std::string_view line) noexcept {
           !(next = strip_glog_prefix(s)) && !(next = strip_level_logger_prefix(s))) {
         break;
       }
-      s = trim(*next);
+      s = log_trim(*next);
     }
     out.repeated = strip_repeated_suffix(s);
     out.message = std::string(s);

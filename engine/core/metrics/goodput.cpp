@@ -21,7 +21,7 @@ Role role_of(std::size_t index_in_attempt, int warmup_steps) {
 double finite_or_zero(double v) {
   return std::isfinite(v) ? v : 0.0;
 }
-double non_negative(double v) {
+double goodput_non_negative(double v) {
   return std::max(0.0, finite_or_zero(v));
 }
 
@@ -39,7 +39,7 @@ GoodputReport compute_goodput(double submitted_at, double finished_at,
                               const std::vector<AttemptTimeline>& attempts,
                               const GoodputOptions& options) {
   GoodputReport r;
-  r.wall_seconds = non_negative(finite_or_zero(finished_at) - finite_or_zero(submitted_at));
+  r.wall_seconds = goodput_non_negative(finite_or_zero(finished_at) - finite_or_zero(submitted_at));
   Badput& b = r.badput;
 
   // The execution of each step that counts is its last one.
@@ -49,7 +49,7 @@ GoodputReport compute_goodput(double submitted_at, double finished_at,
     const auto& steps = attempts[a].steps;
     for (std::size_t k = 0; k < steps.size(); ++k) {
       last_execution[steps[k].step] = {a, k};
-      const double s = non_negative(steps[k].seconds);
+      const double s = goodput_non_negative(steps[k].seconds);
       if (role_of(k, options.warmup_steps) == Role::steady && s > 0) steady.push_back(s);
     }
   }
@@ -62,11 +62,11 @@ GoodputReport compute_goodput(double submitted_at, double finished_at,
 
   for (std::size_t a = 0; a < attempts.size(); ++a) {
     const AttemptTimeline& at = attempts[a];
-    double checkpoint_left = non_negative(at.checkpoint_save_seconds.value_or(0.0));
-    double data_left = non_negative(at.data_loading_seconds.value_or(0.0));
+    double checkpoint_left = goodput_non_negative(at.checkpoint_save_seconds.value_or(0.0));
+    double data_left = goodput_non_negative(at.data_loading_seconds.value_or(0.0));
     double step_total = 0;
     for (std::size_t k = 0; k < at.steps.size(); ++k) {
-      const double s = non_negative(at.steps[k].seconds);
+      const double s = goodput_non_negative(at.steps[k].seconds);
       step_total += s;
       const Role role = role_of(k, options.warmup_steps);
       double work = 0;
@@ -98,8 +98,8 @@ GoodputReport compute_goodput(double submitted_at, double finished_at,
           break;
       }
     }
-    const double duration = non_negative(at.end - at.start);
-    const double waiting = std::min(non_negative(at.waiting_for_hosts_seconds), duration);
+    const double duration = goodput_non_negative(at.end - at.start);
+    const double waiting = std::min(goodput_non_negative(at.waiting_for_hosts_seconds), duration);
     b.infrastructure_recovery += waiting;
     // Time in the attempt outside steps: start-up, restore, final save, teardown. Reported
     // checkpoint or data-loading time that fits neither here nor in step excess overlapped the
@@ -113,11 +113,11 @@ GoodputReport compute_goodput(double submitted_at, double finished_at,
   if (attempts.empty()) {
     b.queueing = r.wall_seconds;  // never started: its whole life was queueing
   } else {
-    b.queueing = non_negative(attempts.front().start - submitted_at);
+    b.queueing = goodput_non_negative(attempts.front().start - submitted_at);
     for (std::size_t a = 1; a < attempts.size(); ++a) {
-      b.infrastructure_recovery += non_negative(attempts[a].start - attempts[a - 1].end);
+      b.infrastructure_recovery += goodput_non_negative(attempts[a].start - attempts[a - 1].end);
     }
-    b.other += non_negative(finished_at - attempts.back().end);
+    b.other += goodput_non_negative(finished_at - attempts.back().end);
   }
 
   // Reconcile: consistent inputs add up to wall exactly; clamped inconsistencies show as overlap

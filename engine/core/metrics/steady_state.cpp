@@ -12,7 +12,7 @@ namespace {
 // Scales MAD to the standard deviation of a normal distribution.
 constexpr double kMadToSigma = 1.4826;
 
-nlohmann::json optional_number(const std::optional<double>& v) {
+nlohmann::json steady_optional_number(const std::optional<double>& v) {
   return (v && std::isfinite(*v)) ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
@@ -191,21 +191,22 @@ nlohmann::json to_json(const SteadyState& s) {
   }
   nlohmann::json band = nullptr;
   if (s.lower_bound_seconds && s.upper_bound_seconds) {
-    band = {optional_number(s.lower_bound_seconds), optional_number(s.upper_bound_seconds)};
+    band = {steady_optional_number(s.lower_bound_seconds),
+            steady_optional_number(s.upper_bound_seconds)};
   }
   return {
       {"samples", s.samples},
       {"kept_count", s.kept_count},
       {"kept_ranges", std::move(ranges)},
-      {"median_seconds", optional_number(s.median_seconds)},
-      {"mean_seconds", optional_number(s.mean_seconds)},
-      {"min_seconds", optional_number(s.min_seconds)},
-      {"max_seconds", optional_number(s.max_seconds)},
-      {"scaled_mad_seconds", optional_number(s.scaled_mad_seconds)},
+      {"median_seconds", steady_optional_number(s.median_seconds)},
+      {"mean_seconds", steady_optional_number(s.mean_seconds)},
+      {"min_seconds", steady_optional_number(s.min_seconds)},
+      {"max_seconds", steady_optional_number(s.max_seconds)},
+      {"scaled_mad_seconds", steady_optional_number(s.scaled_mad_seconds)},
       {"band", std::move(band)},
-      {"tflops_per_device", optional_number(s.tflops_per_device)},
-      {"tokens_per_second_per_device", optional_number(s.tokens_per_second_per_device)},
-      {"mfu", optional_number(s.mfu)},
+      {"tflops_per_device", steady_optional_number(s.tflops_per_device)},
+      {"tokens_per_second_per_device", steady_optional_number(s.tokens_per_second_per_device)},
+      {"mfu", steady_optional_number(s.mfu)},
       {"excluded", std::move(excluded)},
       {"excluded_counts", std::move(counts)},
   };

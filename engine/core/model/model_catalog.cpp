@@ -31,7 +31,7 @@ double to_double(const YAML::Node& node, const std::string& key) {
   }
 }
 
-int to_int(const YAML::Node& node, const std::string& key) {
+int catalog_to_int(const YAML::Node& node, const std::string& key) {
   const double value = to_double(node, key);
   if (value != std::floor(value) || std::fabs(value) > 2.0e9) {
     throw std::runtime_error("key '" + key + "' is not an integer");
@@ -52,7 +52,7 @@ void read_int(const YAML::Node& root, const char* key, int& out) {
   if (!root[key]) return;
   if (!root[key].IsScalar())
     throw std::runtime_error("key '" + std::string(key) + "' is not a number");
-  out = to_int(root[key], key);
+  out = catalog_to_int(root[key], key);
   if (out < 0) throw std::runtime_error("key '" + std::string(key) + "' must not be negative");
 }
 
