@@ -10,11 +10,17 @@
 #include <limits>
 #include <set>
 
+#include "engine/core/spec/run_spec_lifecycle.h"
+#include "engine/core/spec/spec_parser.h"
+
 namespace podium::core {
 
 namespace {
 
 using nlohmann::json;
+using spec_detail::Parser;
+using spec_detail::type_name;
+using spec_detail::valid_name;
 
 // MaxText mesh axes that can carry an ici_/dcn_ value (all releases): the key is the axis name
 // as written after the prefix, "pipeline" being MaxText's key name of the stage axis.
@@ -63,103 +69,21 @@ const std::set<std::string, std::less<>> kTopLevelFields = {"name",
                                                             "compile_cluster",
                                                             "code_bundle",
                                                             "maxtext_version",
-                                                            "maxtext_fork"};
+                                                            "maxtext_fork",
+                                                            "on_stall",
+                                                            "stall_seconds",
+                                                            "init_from",
+                                                            "checkpoint_retention",
+                                                            "max_recoveries",
+                                                            "project",
+                                                            "notes"};
 
-constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTags = 32;
 constexpr size_t kMaxTagLength = 64;
 constexpr int kMaxRestartsLimit = 1000;
 constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
 constexpr int kMaxSequence = 1 << 24;  // 16M tokens: beyond any model's context
 constexpr int kMaxSlices = 4096;
-
-const char* type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "boolean";
-    case json::value_t::string:
-      return "string";
-    case json::value_t::array:
-      return "array";
-    case json::value_t::object:
-      return "object";
-    case json::value_t::number_float:
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "number";
-    default:
-      return "value";
-  }
-}
-
-class Parser {
- public:
-  explicit Parser(std::vector<FieldError>& errors) : errors_(errors) {}
-
-  void error(const std::string& field, const std::string& message) {
-    errors_.push_back({field, message});
-  }
-
-  // Integral JSON numbers (an integral float such as 10.0 is accepted too).
-  std::optional<std::int64_t> integer(const json& v, const std::string& field, std::int64_t lo,
-                                      std::int64_t hi) {
-    std::optional<std::int64_t> out;
-    if (v.is_number_integer()) {
-      out = v.get<std::int64_t>();
-    } else if (v.is_number_unsigned()) {
-      const auto u = v.get<std::uint64_t>();
-      if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        error(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
-        return std::nullopt;
-      }
-      out = static_cast<std::int64_t>(u);
-    } else if (v.is_number_float()) {
-      const double d = v.get<double>();
-      if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e15) {
-        error(field, "must be an integer");
-        return std::nullopt;
-      }
-      out = static_cast<std::int64_t>(d);
-    } else {
-      error(field, std::string("must be an integer, got ") + type_name(v));
-      return std::nullopt;
-    }
-    if (*out < lo || *out > hi) {
-      error(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                       ", got " + std::to_string(*out));
-      return std::nullopt;
-    }
-    return out;
-  }
-
-  std::optional<std::string> string(const json& v, const std::string& field, bool non_empty) {
-    if (!v.is_string()) {
-      error(field, std::string("must be a string, got ") + type_name(v));
-      return std::nullopt;
-    }
-    std::string s = v.get<std::string>();
-    if (non_empty && s.empty()) {
-      error(field, "must not be empty");
-      return std::nullopt;
-    }
-    return s;
-  }
-
- private:
-  std::vector<FieldError>& errors_;
-};
-
-// Names end up in MaxText's run_name, checkpoint paths and xpk workload names: a conservative
-// character set avoids quoting problems everywhere.
-bool valid_name(const std::string& s) {
-  if (s.empty() || s.size() > kMaxNameLength) return false;
-  if (!std::isalnum(static_cast<unsigned char>(s.front()))) return false;
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
-  });
-}
 
 std::string strip_parallelism_suffix(const std::string& key) {
   static const std::string suffix = "_parallelism";
@@ -662,6 +586,8 @@ Parsed<RunSpec> parse_run_spec(const json& body) {
     }
   }
 
+  parse_lifecycle_fields(body, spec, p);
+
   return Parsed<RunSpec>::from(std::move(spec), std::move(errors));
 }
 
@@ -712,6 +638,7 @@ json to_json(const RunSpec& s) {
     if (!s.maxtext_fork->mesh_axes.empty())
       j["maxtext_fork"]["mesh_axes"] = s.maxtext_fork->mesh_axes;
   }
+  lifecycle_fields_to_json(s, j);
   return j;
 }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/spec/checkpoint_retention.h"
 #include "engine/core/spec/maxtext_releases.h"
 #include "engine/core/validation/field_error.h"
 #include "engine/core/validation/parsed.h"
@@ -24,6 +25,18 @@ std::string to_string(Workload w);
 inline constexpr double kDefaultPerDeviceBatchSize = 12.0;
 inline constexpr int kDefaultMaxTargetLength = 2048;
 inline constexpr int kDefaultMaxRestarts = 3;
+
+// What Podium does when a running attempt stops making steps (docs/ARCHITECTURE.md, Stalls):
+// alert only records it; restart resumes from the latest checkpoint as an infrastructure
+// recovery (not from the restart budget); fail ends the run.
+enum class OnStall { alert, restart, fail };
+std::string to_string(OnStall s);
+
+// init_from: the run starts from another run's checkpoint at a step.
+struct InitFrom {
+  std::string run;  // id or name of the source run
+  std::int64_t step = 0;
+};
 
 struct RunSpec {
   std::string name;
@@ -79,6 +92,15 @@ struct RunSpec {
   // maxtext_fork: the fork's own base.yml keys and/or mesh_axes; config keys and the mesh are
   // then checked against them exactly (engine/core/spec/maxtext_releases.h).
   std::optional<MaxTextFork> maxtext_fork;
+
+  // Running unattended (issue 30; engine/core/spec/run_spec_lifecycle.cpp):
+  OnStall on_stall = OnStall::restart;
+  std::optional<int> stall_seconds;  // null: the server's default (stalls.default_seconds)
+  std::optional<InitFrom> init_from;
+  std::optional<CheckpointRetention> checkpoint_retention;  // null: the cluster's, else keep all
+  std::optional<int> max_recoveries;                        // null: unbounded
+  std::optional<std::string> project;
+  std::optional<std::string> notes;
 
   // ICI / DCN values keyed by mesh axis name ("fsdp", "tensor", "stage", ...).
   std::map<std::string, int> ici() const;

@@ -1999,6 +1999,30 @@ export interface components {
                 keys?: string[];
                 mesh_axes?: string[];
             };
+            /**
+             * @description What Podium does when a running attempt stops making steps (docs/ARCHITECTURE.md,
+             *     Stalls): `alert` records it (event `run.stalled`, flag `stalled`); `restart` resumes
+             *     from the latest checkpoint as an infrastructure recovery, not from the restart
+             *     budget; `fail` ends the run with failure class `stalled`.
+             * @default restart
+             * @enum {string}
+             */
+            on_stall?: "alert" | "restart" | "fail";
+            /** @description The least silence (no new step) that counts as a stall for this run; null: the server's `stalls.default_seconds`. */
+            stall_seconds?: number | null;
+            /** @description Start from another run's checkpoint at that step (MaxText load_parameters_path; the reference workload's --init-from). */
+            init_from?: {
+                /** @description The source run's id or name. */
+                run: string;
+                step: number;
+            } | null;
+            checkpoint_retention?: components["schemas"]["CheckpointRetention"] | null;
+            /** @description Bound on infrastructure recoveries (preemptions, lost hosts, stalls); beyond it the run fails. Null: unbounded. */
+            max_recoveries?: number | null;
+            /** @description The project the run belongs to. */
+            project?: string | null;
+            /** @description Free text about the run (PATCH /api/v1/runs/{id} edits it). */
+            notes?: string | null;
         };
         /**
          * @description The spec a run records. A submitted run's is its RunSpec as the server parsed it, every
@@ -2053,6 +2077,22 @@ export interface components {
                 keys?: string[];
                 mesh_axes?: string[];
             };
+            /** @enum {string} */
+            on_stall?: "alert" | "restart" | "fail";
+            stall_seconds?: number | null;
+            init_from?: {
+                run: string;
+                step: number;
+            } | null;
+            checkpoint_retention?: components["schemas"]["CheckpointRetention"] | null;
+            max_recoveries?: number | null;
+            project?: string | null;
+            notes?: string | null;
+        };
+        /** @description Keep the newest `keep_last` checkpoints and every one whose step is a multiple of `keep_every` (either or both); the checkpoint a live attempt resumed from and the latest complete one are never deleted. */
+        CheckpointRetention: {
+            keep_last?: number | null;
+            keep_every?: number | null;
         };
         Run: {
             /** @description The compile check of a run submitted with preflight compile (null otherwise). */
