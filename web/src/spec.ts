@@ -9,6 +9,8 @@ export { formatConfig, formatParallelism, parseConfig, parseParallelism } from '
 export const PRIORITIES = ['very-low', 'low', 'medium', 'high', 'very-high'] as const;
 /** The checks a run may skip one by one (`force` skips them all). */
 export const SKIP_CHECKS = ['model', 'mesh', 'hbm', 'data', 'config_keys'] as const;
+/** What Podium does when a running attempt stops making steps. */
+export const ON_STALL = ['alert', 'restart', 'fail'] as const;
 
 /**
  * Every field is text as typed; "" means "not given" (the server's default), so a spec
@@ -57,6 +59,18 @@ export interface FormState {
   tags: string;
   skip_checks: string[];
   force: boolean;
+  /** '' : not given (restart) */
+  on_stall: '' | (typeof ON_STALL)[number];
+  stall_seconds: string;
+  /** init_from.run and init_from.step: both, or neither */
+  init_from_run: string;
+  init_from_step: string;
+  /** checkpoint_retention.keep_last / keep_every */
+  keep_last: string;
+  keep_every: string;
+  max_recoveries: string;
+  project: string;
+  notes: string;
   /** Fields of a pasted spec the form has no control for: sent as they came. */
   extra: Record<string, unknown>;
 }
@@ -69,7 +83,8 @@ export const BLANK_FORM: FormState = {
   steps: '', per_device_batch_size: '', max_target_length: '', num_slices: '', parallelism: '',
   config: '', preflight: '', compile_cluster: '', checkpoint_period: '', max_restarts: '',
   restart_on_exit_codes: '', min_slices: '', priority: '', tags: '', skip_checks: [], force: false,
-  extra: {},
+  on_stall: '', stall_seconds: '', init_from_run: '', init_from_step: '', keep_last: '', keep_every: '',
+  max_recoveries: '', project: '', notes: '', extra: {},
 };
 
 /** A fresh new-run form: a small reference run. */
@@ -84,7 +99,8 @@ export const FORM_FIELDS = [
   'workdir', 'code_bundle', 'image', 'maxtext_version', 'maxtext_fork', 'env', 'steps', 'per_device_batch_size',
   'max_target_length', 'num_slices', 'parallelism', 'config', 'preflight', 'compile_cluster',
   'checkpoint_period', 'max_restarts', 'restart_on_exit_codes', 'min_slices', 'priority', 'tags',
-  'skip_checks', 'force',
+  'skip_checks', 'force', 'on_stall', 'stall_seconds', 'init_from', 'checkpoint_retention',
+  'max_recoveries', 'project', 'notes',
 ] as const;
 
 export interface FieldError { field: string; message: string }
@@ -173,6 +189,27 @@ export function formToSpec(f: FormState): { spec: Record<string, unknown>; error
   if (tags.length) spec.tags = tags;
   if (f.skip_checks.length) spec.skip_checks = [...f.skip_checks];
   if (f.force) spec.force = true;
+  text('on_stall');
+  const stall = intField(f.stall_seconds, 'stall_seconds', errors, 1);
+  if (stall !== undefined) spec.stall_seconds = stall;
+  const fromStep = intField(f.init_from_step, 'init_from.step', errors, 0);
+  if (f.init_from_run.trim() !== '' || fromStep !== undefined) {
+    if (f.init_from_run.trim() === '') errors.push({ field: 'init_from.run', message: 'names the run whose checkpoint to start from' });
+    else if (fromStep === undefined) { if (f.init_from_step.trim() === '') errors.push({ field: 'init_from.step', message: 'names the step of that run\'s checkpoint' }); }
+    else spec.init_from = { run: f.init_from_run.trim(), step: fromStep };
+  }
+  const keepLast = intField(f.keep_last, 'checkpoint_retention.keep_last', errors, 1);
+  const keepEvery = intField(f.keep_every, 'checkpoint_retention.keep_every', errors, 1);
+  if (keepLast !== undefined || keepEvery !== undefined) {
+    const retention: Record<string, number> = {};
+    if (keepLast !== undefined) retention.keep_last = keepLast;
+    if (keepEvery !== undefined) retention.keep_every = keepEvery;
+    spec.checkpoint_retention = retention;
+  }
+  const recoveries = intField(f.max_recoveries, 'max_recoveries', errors, 0);
+  if (recoveries !== undefined) spec.max_recoveries = recoveries;
+  text('project');
+  if (f.notes.trim() !== '') spec.notes = f.notes;
   for (const [k, v] of Object.entries(f.extra)) if (!(k in spec)) spec[k] = v;
   return { spec, errors };
 }
@@ -215,6 +252,15 @@ export function specToForm(spec: Record<string, any>, base: FormState = EMPTY_FO
     tags: given('tags') ? formatTags(spec.tags) : base.tags,
     skip_checks: Array.isArray(spec.skip_checks) ? spec.skip_checks.map(String) : base.skip_checks,
     force: typeof spec.force === 'boolean' ? spec.force : base.force,
+    on_stall: str(spec.on_stall, base.on_stall) as FormState['on_stall'],
+    stall_seconds: str(spec.stall_seconds, base.stall_seconds),
+    init_from_run: given('init_from') ? str(spec.init_from.run, '') : base.init_from_run,
+    init_from_step: given('init_from') ? str(spec.init_from.step, '') : base.init_from_step,
+    keep_last: given('checkpoint_retention') ? str(spec.checkpoint_retention.keep_last, '') : base.keep_last,
+    keep_every: given('checkpoint_retention') ? str(spec.checkpoint_retention.keep_every, '') : base.keep_every,
+    max_recoveries: str(spec.max_recoveries, base.max_recoveries),
+    project: str(spec.project, base.project),
+    notes: str(spec.notes, base.notes),
     extra,
   };
 }

@@ -5,7 +5,7 @@ import { ErrorBox } from '../components/ui';
 import { PlanPanel } from '../components/PlanPanel';
 import { navigate } from '../router';
 import {
-  applyAlternative, BLANK_FORM, canSubmit, debounce, EMPTY_FORM, formToSpec, parseRunYaml, PRIORITIES,
+  applyAlternative, BLANK_FORM, canSubmit, debounce, EMPTY_FORM, formToSpec, ON_STALL, parseRunYaml, PRIORITIES,
   SKIP_CHECKS, specToForm, type FormState,
 } from '../spec';
 import type { Alternative, Cluster, Dataset, Model, Plan } from '../types';
@@ -197,6 +197,23 @@ export function NewRun() {
               </select>
             </label>
             <label>Tags <input name="tags" value={form.tags} onInput={set('tags')} placeholder="sweep-3, baseline" />{err('tags')}</label>
+          </fieldset>
+          <fieldset>
+            <legend>Unattended</legend>
+            <label>On a stall
+              <select name="on_stall" value={form.on_stall} onChange={set('on_stall')}>
+                <option value="">(not given: restart)</option>
+                {ON_STALL.map((p) => <option key={p} value={p}>{p}</option>)}
+              </select>
+            </label>
+            <label>Stall after <input name="stall_seconds" inputMode="numeric" value={form.stall_seconds} onInput={set('stall_seconds')} placeholder="seconds without a step" />{err('stall_seconds')}</label>
+            <label>Recovery bound <input name="max_recoveries" inputMode="numeric" value={form.max_recoveries} onInput={set('max_recoveries')} placeholder="unbounded" />{err('max_recoveries')}</label>
+            <label>Start from run <input name="init_from_run" value={form.init_from_run} onInput={set('init_from_run')} placeholder="run id or name" />{err('init_from.run')}</label>
+            <label>at step <input name="init_from_step" inputMode="numeric" value={form.init_from_step} onInput={set('init_from_step')} />{err('init_from.step')}</label>
+            <label>Keep last checkpoints <input name="keep_last" inputMode="numeric" value={form.keep_last} onInput={set('keep_last')} placeholder="the cluster's" />{err('checkpoint_retention.keep_last')}</label>
+            <label>and every <input name="keep_every" inputMode="numeric" value={form.keep_every} onInput={set('keep_every')} placeholder="steps" />{err('checkpoint_retention.keep_every')}</label>
+            <label>Project <input name="project" value={form.project} onInput={set('project')} />{err('project')}</label>
+            <label class="wide">Notes <textarea name="notes" rows={2} value={form.notes} onInput={set('notes')} /></label>
           </fieldset>
           {extraKeys.length > 0 && (
             <div class="notice" data-test="extra-fields">

@@ -59,6 +59,9 @@ describe('every run-spec field', () => {
     preflight: 'compile', compile_cluster: 'other', checkpoint_period: 100, max_restarts: 0,
     restart_on_exit_codes: [1, 137, 0], min_slices: 1, priority: 'very-high',
     tags: ['a', 'b c'], skip_checks: ['hbm', 'config_keys'], force: true,
+    on_stall: 'fail', stall_seconds: 600, init_from: { run: 'run_1', step: 0 },
+    checkpoint_retention: { keep_last: 3, keep_every: 1000 }, max_recoveries: 0,
+    project: 'ablations', notes: 'line one\n  line two ',
   };
 
   it('sends a spec with every field back unchanged', () => {
@@ -81,11 +84,20 @@ describe('every run-spec field', () => {
     for (const tags of [['a,b', 'c'], [' x'], ['[bracket]']]) expect(roundTrip({ name: 't', cluster: 'c', tags }).back.tags).toEqual(tags);
   });
   it('sends a field it has no control for as it came, and drops it when removed', () => {
-    const spec = { name: 'x', cluster: 'c', on_stall: 'alert', init_from: { run: 'run_1', step: 20 } };
+    const spec = { name: 'x', cluster: 'c', a_future_field: 'alert', another: { run: 'run_1', step: 20 } };
     const form = specToForm(spec, BLANK_FORM);
-    expect(form.extra).toEqual({ on_stall: 'alert', init_from: { run: 'run_1', step: 20 } });
+    expect(form.extra).toEqual({ a_future_field: 'alert', another: { run: 'run_1', step: 20 } });
     expect(formToSpec(form).spec).toEqual(spec);
     expect(formToSpec({ ...form, extra: {} }).spec).toEqual({ name: 'x', cluster: 'c' });
+  });
+  it('keeps either retention bound alone and names half an init_from', () => {
+    for (const checkpoint_retention of [{ keep_last: 2 }, { keep_every: 50 }]) {
+      expect(roundTrip({ name: 'r', cluster: 'c', checkpoint_retention }).back).toEqual({ name: 'r', cluster: 'c', checkpoint_retention });
+    }
+    const half = formToSpec({ ...BLANK_FORM, name: 'h', cluster: 'c', init_from_run: 'run_1' });
+    expect(half.errors.map((e) => e.field)).toEqual(['init_from.step']);
+    const other = formToSpec({ ...BLANK_FORM, name: 'h', cluster: 'c', init_from_step: '20' });
+    expect(other.errors.map((e) => e.field)).toEqual(['init_from.run']);
   });
   it('leaves out what is given as nothing, which the server reads as not given', () => {
     // engine/core/spec/run_spec.cpp: null is absent; an empty list and force false are its defaults.
