@@ -58,7 +58,7 @@ std::optional<std::string> read_description(http::ObjectReader& in) {
 
 void read_project_name(http::ObjectReader& in, const std::optional<std::string>& name) {
   if (name && !valid_project_name(*name))
-    in.error("name", "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+    in.error("name", "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit");
 }
 
 void finish_or_422(http::ObjectReader& in, const std::string& detail) {
@@ -94,7 +94,7 @@ http::Response get_project(ApiContext& ctx, http::RequestContext& rc) {
 http::Response create_project(ApiContext& ctx, http::RequestContext& rc) {
   auto body = http::parse_json_object(rc.request);
   http::ObjectReader in(body);
-  auto name = in.string("name", true, 64);
+  auto name = in.string("name", true, 128);
   read_project_name(in, name);
   auto description = read_description(in);
   finish_or_422(in, "the project is invalid");
@@ -114,7 +114,7 @@ http::Response create_project(ApiContext& ctx, http::RequestContext& rc) {
 http::Response update_project(ApiContext& ctx, http::RequestContext& rc) {
   auto body = http::parse_json_object(rc.request);
   http::ObjectReader in(body);
-  auto name = in.string("name", false, 64);
+  auto name = in.string("name", false, 128);
   read_project_name(in, name);
   auto description = read_description(in);
   finish_or_422(in, "the project's changes are invalid");

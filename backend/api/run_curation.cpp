@@ -72,10 +72,10 @@ RunChanges read_run_changes(const nlohmann::json& body) {
   if (c.notes && has_nul(*c.notes)) in.error("notes", "must not contain NUL characters");
   if (in.present("notes") && in.is_null("notes")) c.notes = "";
   c.project_given = in.present("project");
-  c.project = in.string("project", false, 64);
+  c.project = in.string("project", false, 128);
   if (c.project && !valid_project_name(*c.project))
     in.error("project",
-             "a project name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or "
+             "a project name: 1-128 letters, digits, '.', '_' or '-', starting with a letter or "
              "digit");
   in.reject_unknown_fields();
   if (!in.errors().empty()) throw http::unprocessable("the run's changes are invalid", in.errors());
@@ -88,7 +88,7 @@ RunChanges read_run_changes(const nlohmann::json& body) {
 }  // namespace
 
 bool valid_project_name(const std::string& name) {
-  static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+  static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
   return std::regex_match(name, pattern);
 }
 
@@ -106,7 +106,7 @@ void apply_spec_curation(db::Transaction& tx, const std::string& run_id,
     const std::string name = project->get<std::string>();
     if (!valid_project_name(name))
       throw http::unprocessable("project '" + name + "' is not a project name",
-                                {{"project", "1-64 letters, digits, '.', '_' or '-'"}});
+                                {{"project", "1-128 letters, digits, '.', '_' or '-'"}});
     require_project_exists(tx, name);
   }
   tx.exec(

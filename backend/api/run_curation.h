@@ -13,7 +13,8 @@
 
 namespace podium::api {
 
-// A project name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.
+// A project name (as the run spec's "project"): 1-128 letters, digits, '.', '_' or '-', starting
+// with a letter or digit.
 bool valid_project_name(const std::string& name);
 
 // Sets the new run's notes and project from its stored spec ("notes", "project"); a project

@@ -187,6 +187,25 @@ TEST_F(Curation, ProjectsGroupRunsAndTheListFiltersByThem) {
   EXPECT_TRUE(is_problem(owner.api.get("/api/v1/projects/llama-lr"), 404));
 }
 
+TEST_F(Curation, TheSpecsProjectAndNotesAreTheRunsFromSubmission) {
+  auto owner = podium().create_user("member");
+  require_status(owner.api.post("/api/v1/projects", {{"name", "submitted"}}), 201);
+  podium().create_cluster("sub", "cpu-1");
+  auto run = podium().submit_run(owner.api, "sub", "with-project",
+                                 {{"project", "submitted"}, {"notes", "baseline for the sweep"}});
+  EXPECT_EQ(run["project"], "submitted");
+  EXPECT_EQ(run["notes"], "baseline for the sweep");
+  EXPECT_THAT(names_listed(owner.api, "/api/v1/runs?project=submitted"),
+              ElementsAre("with-project"));
+  EXPECT_EQ(podium().submit_run(owner.api, "sub", "plain")["project"], nullptr);
+
+  // A project that does not exist is refused with the field named; nothing is stored.
+  auto spec = Podium::run_spec("sub", "orphan");
+  spec["project"] = "no-such-project";
+  EXPECT_TRUE(has_field_error(owner.api.post("/api/v1/runs", spec), "project"));
+  EXPECT_EQ(podium().db().scalar("SELECT count(*) FROM runs WHERE name = 'orphan'"), "0");
+}
+
 TEST_F(Curation, RunsListFiltersByDatasetAcceleratorAndDateRangeWithPaging) {
   auto owner = podium().create_user("member");
   podium().create_cluster("one", "cpu-1");
