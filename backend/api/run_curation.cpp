@@ -1,29 +1,24 @@
 #include "backend/api/run_curation.h"
 
 #include <algorithm>
-#include <regex>
 
 #include "backend/api/run_view.h"
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
+#include "engine/core/spec/spec_parser.h"
 
 namespace podium::api {
 
 namespace {
 
-// The same bounds as the run spec's (engine/core/spec/run_spec.cpp), so a run can be renamed
-// and retagged to anything it could have been submitted with.
+// The same rules as the run spec's (engine/core/spec/run_spec.cpp, spec_parser.h), so a run can
+// be renamed, retagged and moved to anything it could have been submitted with.
 constexpr size_t kRunNameMax = 128;
 constexpr size_t kRunTagsMax = 32;
 constexpr size_t kRunTagLengthMax = 64;
 // Notes are prose, not logs: 64 KiB is pages of it.
 constexpr size_t kRunNotesMax = 64 * 1024;
-
-bool valid_run_name(const std::string& s) {
-  static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-  return s.size() <= kRunNameMax && std::regex_match(s, pattern);
-}
 
 // PostgreSQL text cannot hold NUL: refused as input rather than failing the statement.
 bool has_nul(const std::string& s) {
@@ -49,7 +44,7 @@ RunChanges read_run_changes(const nlohmann::json& body) {
   http::ObjectReader in(body);
   RunChanges c;
   c.name = in.string("name", false, kRunNameMax);
-  if (c.name && !valid_run_name(*c.name))
+  if (c.name && !core::spec_detail::valid_name(*c.name))
     in.error("name",
              "must be 1-128 characters of letters, digits, '-', '_' or '.', starting with a "
              "letter or digit");
@@ -88,8 +83,7 @@ RunChanges read_run_changes(const nlohmann::json& body) {
 }  // namespace
 
 bool valid_project_name(const std::string& name) {
-  static const std::regex pattern("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-  return std::regex_match(name, pattern);
+  return core::spec_detail::valid_name(name);
 }
 
 void apply_spec_curation(db::Transaction& tx, const std::string& run_id,
