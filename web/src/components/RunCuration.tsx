@@ -1,11 +1,11 @@
 // A run's curation on its page: notes, tags and project, edited in place by its owner or an admin
 // (PATCH /runs/{id}; the server decides, this only hides the buttons from others). The run page
 // polls the run: edits live in a draft until saved, so a poll never overwrites what is typed.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { useMe } from '../session';
 import { ErrorBox } from './ui';
-import type { Me, Run } from '../types';
+import type { Me, Project, Run } from '../types';
 
 /** The server's rule for PATCH /runs/{id}: the owner (a member) or an admin. */
 export function mayCurate(me: Me | null, run: Run): boolean {
@@ -48,7 +48,7 @@ function RunTags({ run, editable, onSaved }: { run: Run; editable: boolean; onSa
             onClick={() => save(run.tags.filter((x) => x !== t))}>×</button>
         )}</span>
       ))}
-      {run.project && <> · <span class="label">Project</span> <a href={`/projects/${encodeURIComponent(run.project)}`}>{run.project}</a></>}
+      {' · '}<RunProject run={run} editable={editable} onSaved={onSaved} />
       {editable && draft === null && <button type="button" class="small" onClick={() => setDraft('')}>Add tags</button>}
       {draft !== null && (
         <form class="inline" onSubmit={(e) => { e.preventDefault(); save([...run.tags, ...parseTags(draft).filter((t) => !run.tags.includes(t))]); }}>
@@ -90,5 +90,30 @@ function RunNotes({ run, editable, onSaved }: { run: Run; editable: boolean; onS
       )}
       <ErrorBox error={error} />
     </div>
+  );
+}
+
+/** The run's project as a link; its editors move it with a select of the projects there are. */
+function RunProject({ run, editable, onSaved }: { run: Run; editable: boolean; onSaved: (r: Run) => void }) {
+  const [projects, setProjects] = useState<Project[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    if (editable) api.projects().then((p) => setProjects(p.items)).catch(() => setProjects([]));
+  }, [editable]);
+  const move = async (name: string) => {
+    try { onSaved(await api.updateRun(run.id, { project: name || null })); setError(null); } catch (e) { setError(e); }
+  };
+  return (
+    <span data-test="run-project">
+      <span class="label">Project</span>{' '}
+      {run.project ? <a href={`/projects/${encodeURIComponent(run.project)}`}>{run.project}</a> : <span class="muted">none</span>}
+      {editable && projects && projects.length > 0 && (
+        <select name="project" aria-label="move to project" value={run.project ?? ''} onChange={(e) => move((e.target as HTMLSelectElement).value)}>
+          <option value="">no project</option>
+          {projects.map((p) => <option key={p.id} value={p.name}>{p.name}</option>)}
+        </select>
+      )}
+      <ErrorBox error={error} />
+    </span>
   );
 }

@@ -71,7 +71,7 @@ test('a saved compare view reloads at /compare/{id} with the same runs and basel
   await shot('compare-saved');
 });
 
-test('a project groups runs: its page lists them and the runs list filters by it', async ({ page, podium, shot }) => {
+test('a project groups runs: a run moves in from its page, the project page lists it and the runs list filters by it', async ({ page, podium, shot }) => {
   const inside = await importRun(podium, 'in-project', 2.0);
   await importRun(podium, 'outside-project', 2.0);
   await page.goto(`${podium.base}/projects`);
@@ -79,8 +79,13 @@ test('a project groups runs: its page lists them and the runs list filters by it
   await page.fill('[data-test=project-form] input[name=description]', 'the lr sweep');
   await page.click('[data-test=project-form] button[type=submit]');
   await page.waitForURL(/\/projects\/llama-sweep$/);
-  await podium.call('PATCH', `/api/v1/runs/${inside.id}`, { project: 'llama-sweep' });
-  await page.reload();
+  // Moved into it from the run's page.
+  await page.goto(`${podium.base}/runs/${inside.id}`);
+  await page.selectOption('[data-test=run-project] select', 'llama-sweep');
+  await page.waitForSelector('[data-test=run-project] a[href="/projects/llama-sweep"]');
+  assert((await podium.call('GET', `/api/v1/runs/${inside.id}`)).project === 'llama-sweep', 'stored');
+  await page.click('[data-test=run-project] a');
+  await page.waitForURL(/\/projects\/llama-sweep$/);
   await page.waitForSelector(`[data-test=project-runs] tr[data-run-id="${inside.id}"]`);
   assert(await page.locator('[data-test=project-runs] tbody tr').count() === 1, 'one run in the project');
   await shot('project');
