@@ -20,7 +20,9 @@ bool valid_rfc3339(const std::string& text) {
   if (num(1) < 1 || !day.ok()) return false;
   // Second 60 is a leap second (RFC 3339 allows it; PostgreSQL reads it as the next minute).
   if (num(4) > 23 || num(5) > 59 || num(6) > 60) return false;
-  if (m[9].matched && (num(9) > 23 || num(10) > 59)) return false;
+  // PostgreSQL takes offsets up to 15:59 (real ones end at +14:00); beyond that it would refuse
+  // the statement, so the value is refused here.
+  if (m[9].matched && (num(9) > 15 || num(10) > 59)) return false;
   return true;
 }
 
@@ -30,7 +32,8 @@ std::optional<std::string> query_rfc3339(const http::RequestContext& ctx, const 
   if (!valid_rfc3339(*v))
     throw http::bad_request(
         name + " must be an RFC 3339 date-time such as 2026-11-27T12:00:00Z, not '" + *v + "'",
-        {{name, "an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM))"}});
+        {{name,
+          "an RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM), offsets up to 15:59)"}});
   return v;
 }
 

@@ -241,13 +241,15 @@ TEST_F(Curation, RunsListFiltersByDatasetAcceleratorAndDateRangeWithPaging) {
   EXPECT_THAT(names_listed(owner.api, "/api/v1/runs?dataset=web&since=" + enc(early["created_at"]) +
                                           "&until=" + enc(since)),
               ElementsAre("early"));
+  // Offsets and a leap second PostgreSQL reads.
+  EXPECT_EQ(owner.api.get("/api/v1/runs?since=" + enc("2026-12-31T23:59:60-15:59")).status, 200);
   // An offset form of the same instant.
   EXPECT_THAT(names_listed(owner.api, "/api/v1/runs?until=2000-01-01T01:00:00%2B01:00"),
               ElementsAre());
 
-  for (const char* bad :
-       {"yesterday", "2026-02-30T00:00:00Z", "2026-11-27", "2026-11-27T25:00:00Z",
-        "2026-11-27T12:00:00", "0000-01-01T00:00:00Z", "2026-11-27T12:00:00+24:00"}) {
+  for (const char* bad : {"yesterday", "2026-02-30T00:00:00Z", "2026-11-27", "2026-11-27T25:00:00Z",
+                          "2026-11-27T12:00:00", "0000-01-01T00:00:00Z",
+                          "2026-11-27T12:00:00+24:00", "9999-12-31T23:59:59-16:00"}) {
     EXPECT_TRUE(has_field_error(owner.api.get("/api/v1/runs?since=" + enc(bad)), "since")) << bad;
     EXPECT_TRUE(has_field_error(owner.api.get("/api/v1/runs?until=" + enc(bad)), "until")) << bad;
   }

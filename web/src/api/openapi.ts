@@ -4468,7 +4468,7 @@ export interface operations {
                  *     family (`v5p`, `tpu7x`): the run's own (imported) or its cluster's.
                  */
                 accelerator?: string;
-                /** @description Runs created at or after this RFC 3339 date-time (`2026-11-27T12:00:00Z`); anything else gets 400. */
+                /** @description Runs created at or after this RFC 3339 date-time (`2026-11-27T12:00:00Z`; a UTC offset up to ±15:59, as PostgreSQL reads it); anything else gets 400. */
                 since?: string;
                 /** @description Runs created before this RFC 3339 date-time; anything else gets 400. */
                 until?: string;
