@@ -54,6 +54,7 @@ void register_run_log_routes(http::Router&, ApiContext&);
 void register_attempt_routes(http::Router&, ApiContext&);
 void register_run_metrics_routes(http::Router&, ApiContext&);
 void register_compare_routes(http::Router&, ApiContext&);
+void register_project_routes(http::Router&, ApiContext&);
 void register_bundle_routes(http::Router&, ApiContext&);
 // After register_run_routes: the import answers with the run as GET /runs/{id} shows it.
 void register_import_routes(http::Router&, ApiContext&);

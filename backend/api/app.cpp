@@ -69,6 +69,7 @@ App::App(ApiContext& ctx) : ctx_(ctx) {
   register_attempt_routes(router_, ctx_);
   register_run_metrics_routes(router_, ctx_);
   register_compare_routes(router_, ctx_);
+  register_project_routes(router_, ctx_);
   register_bundle_routes(router_, ctx_);
   register_import_routes(router_, ctx_);
   static_files_ = std::make_unique<http::StaticFiles>(ctx_.config.web_root);

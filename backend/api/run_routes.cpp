@@ -1,10 +1,13 @@
-// Runs: submission (validated and planned), listing with filters, state changes, history.
+// Runs: submission (validated and planned), listing with filters, curation (run_curation.h),
+// state changes, history.
 
 #include "backend/api/api_context.h"
 #include "backend/api/compile_check.h"
 #include "backend/api/launch_policy_check.h"
 #include "backend/api/resolve.h"
+#include "backend/api/rfc3339_query.h"
 #include "backend/api/route_table.h"
+#include "backend/api/run_curation.h"
 #include "backend/api/run_submission.h"
 #include "backend/api/run_view.h"
 #include "backend/api/sql_util.h"
@@ -32,6 +35,8 @@ http::Response list_runs(ApiContext& ctx, http::RequestContext& rc) {
   auto state = q.query_param("state");
   if (state && !sched::parse_run_state(*state))
     throw http::bad_request("unknown state '" + *state + "'", {{"state", "must be a run state"}});
+  const auto since = query_rfc3339(rc, "since");  // created at or after
+  const auto until = query_rfc3339(rc, "until");  // created before
   auto param = [&](const char* k) {
     return q.query_param(k) ? db::Param(*q.query_param(k)) : db::Param();
   };
@@ -45,9 +50,18 @@ http::Response list_runs(ApiContext& ctx, http::RequestContext& rc) {
                 "AND ($6::text IS NULL OR u.username = $6 OR r.owner_id = $6) "
                 "AND ($7::text IS NULL OR $7 = ANY(r.tags)) "
                 "AND ($8::text IS NULL OR strpos(lower(r.name), lower($8)) > 0) "
+                "AND ($9::text IS NULL OR r.project = $9) "
+                "AND ($10::text IS NULL OR d.id = $10 OR d.name = $10) "
+                // An accelerator type ("v5p-128") or a whole family ("v5p").
+                "AND ($11::text IS NULL OR COALESCE(r.accelerator, c.accelerator) = $11 OR "
+                "split_part(COALESCE(r.accelerator, c.accelerator), '-', 1) = $11) "
+                "AND ($12::timestamptz IS NULL OR r.created_at >= $12) "
+                "AND ($13::timestamptz IS NULL OR r.created_at < $13) "
                 "ORDER BY r.seq DESC LIMIT $2",
             {page.after_param(), page.limit_param(), state, param("cluster"), param("model"),
-             param("owner"), param("tag"), param("q")});
+             param("owner"), param("tag"), param("q"), param("project"), param("dataset"),
+             param("accelerator"), since ? db::Param(*since) : db::Param(),
+             until ? db::Param(*until) : db::Param()});
       },
       db::TxMode::read_only);
   nlohmann::json items = nlohmann::json::array();
@@ -105,6 +119,7 @@ http::Response submit_run(ApiContext& ctx, http::RequestContext& rc) {
              .compile_check_for = std::nullopt,
              .cause = forced ? "submitted despite plan errors, skipping " + skipped_checks.dump()
                              : "submitted"});
+    apply_spec_curation(tx, id, s.spec_json);  // "project", "notes"
     if (s.spec.preflight_compile) create_compile_check(ctx, tx, id, s, user_id(rc));
     audit(tx, rc, "create", "run", id,
           {{"name", s.spec.name}, {"forced", forced}, {"skipped_checks", skipped_checks}});
@@ -221,6 +236,7 @@ void register_run_routes(http::Router& router, ApiContext& ctx) {
   routes.add("POST", "/api/v1/runs", http::Access::writer, submit_run);
   routes.add("GET", "/api/v1/runs/{id}", http::Access::reader, get_run);
   routes.add("POST", "/api/v1/runs/{id}/cancel", http::Access::writer, request_cancel);
+  routes.add("PATCH", "/api/v1/runs/{id}", http::Access::writer, patch_run);
   routes.add("DELETE", "/api/v1/runs/{id}", http::Access::writer, delete_run);
   routes.add("GET", "/api/v1/runs/{id}/events", http::Access::reader, list_run_events);
   routes.add("GET", "/api/v1/runs/{id}/manifest", http::Access::reader, get_run_manifest);

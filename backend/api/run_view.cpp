@@ -14,15 +14,16 @@ std::string run_select() {
          "r.state, r.failure_class, r.failure_detail, r.restarts, r.recoveries, r.last_step, "
          "r.resumed_from_step, "
          "r.priority, "
-         "array_to_json(r.tags)::text AS tags, r.imported, COALESCE(r.accelerator, c.accelerator) "
+         "array_to_json(r.tags)::text AS tags, r.project, r.notes, r.imported, "
+         "COALESCE(r.accelerator, c.accelerator) "
          "AS accelerator, COALESCE(r.num_slices, c.num_slices) AS num_slices, "
          "r.current_slices, r.waiting_reason, r.preflight_state, r.preflight_run_id, "
-          "r.compile_check_for, r.plan_check::text AS plan_check, "
-          // The latest attempt's environment: what it recorded and what its ranks reported.
-          "(SELECT json_build_object('recorded', a.environment, 'ranks', (SELECT "
-          "COALESCE(json_agg(ah.environment ORDER BY ah.rank), '[]') FROM attempt_hosts ah WHERE "
-          "ah.attempt_id = a.id AND ah.environment IS NOT NULL))::text FROM attempts a WHERE "
-          "a.run_id = r.id ORDER BY a.number DESC LIMIT 1) AS environment, " +
+         "r.compile_check_for, r.plan_check::text AS plan_check, "
+         // The latest attempt's environment: what it recorded and what its ranks reported.
+         "(SELECT json_build_object('recorded', a.environment, 'ranks', (SELECT "
+         "COALESCE(json_agg(ah.environment ORDER BY ah.rank), '[]') FROM attempt_hosts ah WHERE "
+         "ah.attempt_id = a.id AND ah.environment IS NOT NULL))::text FROM attempts a WHERE "
+         "a.run_id = r.id ORDER BY a.number DESC LIMIT 1) AS environment, " +
          rfc3339("r.created_at") + " AS created_at, " + rfc3339("r.started_at") +
          " AS started_at, " + rfc3339("r.finished_at") + " AS finished_at, " +
          rfc3339("r.updated_at") +
@@ -95,6 +96,8 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
       {"resumed_from_step", nullable_int(r, i, "resumed_from_step")},
       {"priority", r.at(i, "priority")},
       {"tags", json_column(r, i, "tags").value_or(nlohmann::json::array())},
+      {"project", nullable_string(r, i, "project")},
+      {"notes", r.at(i, "notes")},
       {"flags", run_flags(r, i)},
       {"created_at", r.at(i, "created_at")},
       {"started_at", nullable_string(r, i, "started_at")},

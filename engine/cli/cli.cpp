@@ -120,6 +120,7 @@ const std::map<std::string, std::string>& group_summaries() {
       {"runs", "submit, inspect and control training runs"},
       {"models", "browse the model catalog, add and delete your own models"},
       {"accelerators", "browse the accelerator catalog (slice types: chips, devices, hosts)"},
+      {"projects", "named groups of runs (podium runs list --project NAME)"},
   };
   return summaries;
 }
@@ -229,6 +230,7 @@ std::vector<Command> build_commands() {
   std::vector<Command> out;
   add_resource_commands(out);
   add_run_commands(out);
+  add_curation_commands(out);
   Command version;
   version.group = "version";
   version.summary = "print the client version";

@@ -61,6 +61,7 @@ inline Command with_required(Command c, std::string required) {
 const std::vector<Command>& all_commands();
 void add_resource_commands(std::vector<Command>& out);  // clusters, datasets, models
 void add_run_commands(std::vector<Command>& out);       // runs, plan, logs, compare, import-log
+void add_curation_commands(std::vector<Command>& out);  // runs edit, projects
 
 inline const OptionSpec kLimitOption{"limit", 0,   true,
                                      false,   "N", "at most N items (one page unless --all)"};

@@ -65,7 +65,8 @@ void print_plan_warnings(Context& ctx, const Json& plan) {
 
 int runs_list(Context& ctx) {
   std::string path = "/api/v1/runs";
-  for (const char* filter : {"state", "cluster", "model", "owner", "tag", "q"}) {
+  for (const char* filter : {"state", "cluster", "model", "owner", "tag", "q", "project", "dataset",
+                             "accelerator", "since", "until"}) {
     if (auto v = ctx.args.value(filter)) path = with_query(path, filter, *v);
   }
   return print_list(ctx, path, run_columns(), "runs");
@@ -589,6 +590,13 @@ void add_run_commands(std::vector<Command>& out) {
                     {"owner", 0, true, false, "USER", "only runs of this owner"},
                     {"tag", 0, true, false, "TAG", "only runs with this tag"},
                     {"q", 0, true, false, "TEXT", "search names"},
+                    {"project", 0, true, false, "PROJECT", "only runs of this project"},
+                    {"dataset", 0, true, false, "DATASET", "only runs on this dataset"},
+                    {"accelerator", 0, true, false, "TYPE",
+                     "only runs on this accelerator type (v5p-128) or family (v5p)"},
+                    {"since", 0, true, false, "TIME",
+                     "only runs created at or after TIME (RFC 3339: 2026-11-27T12:00:00Z)"},
+                    {"until", 0, true, false, "TIME", "only runs created before TIME (RFC 3339)"},
                     kLimitOption,
                     kAllOption},
                    0, 0, runs_list));

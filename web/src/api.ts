@@ -18,6 +18,7 @@ export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
 export interface RunFilters {
   state?: string; cluster?: string; model?: string; owner?: string; tag?: string; q?: string;
+  project?: string; dataset?: string; accelerator?: string; since?: string; until?: string;
   limit?: number; cursor?: string | null;
 }
 
@@ -76,6 +77,10 @@ export class Api {
   submitRun(spec: Record<string, unknown>) { return this.request<Answer<'submitRun'>>('POST', '/runs', spec); }
   plan(spec: Record<string, unknown>, signal?: AbortSignal) { return this.request<Answer<'planRun'>>('POST', '/plan', spec, signal); }
   cancelRun(id: string) { return this.request<Answer<'cancelRun'>>('POST', `/runs/${seg(id)}/cancel`, {}); }
+  /** Name, tags, notes, project (any subset); the run's owner or an admin, any state. */
+  updateRun(id: string, patch: RequestBody<'updateRun'>) {
+    return this.request<Answer<'updateRun'>>('PATCH', `/runs/${seg(id)}`, patch);
+  }
   /** Finished runs only (409 otherwise); their owner or an admin. */
   deleteRun(id: string) { return this.request<void>('DELETE', `/runs/${seg(id)}`); }
   summary(id: string) { return this.request<Answer<'getRunSummary'>>('GET', `/runs/${seg(id)}/summary`); }
@@ -97,6 +102,19 @@ export class Api {
   compare(runs: string[], baseline?: string) {
     return this.request<Answer<'compareRuns'>>('GET', `/compare${query({ runs: runs.join(','), baseline })}`);
   }
+  /** A named set of runs with its baseline, reloaded by /compare/{id}. */
+  saveCompare(body: RequestBody<'saveCompare'>) { return this.request<Answer<'saveCompare'>>('POST', '/compares', body); }
+  savedCompare(id: string) { return this.request<Answer<'getSavedCompare'>>('GET', `/compares/${seg(id)}`); }
+
+  projects() { return this.request<Answer<'listProjects'>>('GET', '/projects?limit=500'); }
+  project(name: string) { return this.request<Answer<'getProject'>>('GET', `/projects/${seg(name)}`); }
+  createProject(body: RequestBody<'createProject'>) { return this.request<Answer<'createProject'>>('POST', '/projects', body); }
+  /** Its creator or an admin; a rename carries its runs along. */
+  updateProject(name: string, patch: RequestBody<'updateProject'>) {
+    return this.request<Answer<'updateProject'>>('PATCH', `/projects/${seg(name)}`, patch);
+  }
+  /** 409 while it holds runs. */
+  deleteProject(name: string) { return this.request<void>('DELETE', `/projects/${seg(name)}`); }
 
   /** The slice types of the server's accelerator catalog (chips, devices, hosts of each). */
   accelerators() { return this.request<Answer<'listAccelerators'>>('GET', '/accelerators'); }

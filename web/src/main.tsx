@@ -8,7 +8,8 @@ import { Login } from './pages/Login';
 import { Runs } from './pages/Runs';
 import { NewRun } from './pages/NewRun';
 import { RunPage } from './pages/Run';
-import { Compare } from './pages/Compare';
+import { Compare, SavedComparePage } from './pages/Compare';
+import { ProjectPage, Projects } from './pages/Projects';
 import { ClusterPage, Clusters } from './pages/Clusters';
 import { Import } from './pages/Import';
 import { Tokens } from './pages/Tokens';
@@ -26,6 +27,9 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === '/runs/new') return <NewRun />;
   if ((m = match('/runs/:id', path))) return <RunPage id={m.id} />;
   if (path === '/compare') return <Compare search={search} />;
+  if ((m = match('/compare/:id', path))) return <SavedComparePage id={m.id} />;
+  if (path === '/projects') return <Projects />;
+  if ((m = match('/projects/:name', path))) return <ProjectPage name={m.name} />;
   if (path === '/clusters') return <Clusters />;
   if ((m = match('/clusters/:name', path))) return <ClusterPage name={m.name} />;
   if (path === '/datasets') return <Datasets />;
@@ -37,7 +41,7 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
 }
 
 const NAV = [
-  ['/runs', 'Runs'], ['/runs/new', 'New run'], ['/compare', 'Compare'], ['/clusters', 'Clusters'],
+  ['/runs', 'Runs'], ['/runs/new', 'New run'], ['/compare', 'Compare'], ['/projects', 'Projects'], ['/clusters', 'Clusters'],
   ['/datasets', 'Datasets'], ['/models', 'Models'], ['/import', 'Import'], ['/tokens', 'Tokens'],
 ] as const;
 /** Shown to admins only (the server answers 403 to anyone else). */

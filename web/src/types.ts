@@ -41,6 +41,8 @@ export type Alternative = Plan['alternatives'][number];
 export type Topology = NonNullable<Plan['topology']>;
 
 export type Run = Schemas['Run'];
+export type Project = Schemas['Project'];
+export type SavedCompare = Schemas['SavedCompare'];
 export type Summary = Schemas['RunSummary'];
 export type Metrics = Schemas['Metrics'];
 export type Attempt = Schemas['Attempt'];

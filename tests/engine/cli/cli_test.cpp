@@ -868,5 +868,82 @@ TEST_F(Cli, VersionNeedsNoServer) {
   EXPECT_TRUE(requests().empty());
 }
 
+// ----- curation: runs edit, projects, list filters -----
+
+TEST_F(Cli, RunsEditSendsOnlyWhatTheOptionsName) {
+  always(
+      200,
+      R"({"id":"r1","name":"a","tags":["sweep","lr"],"project":"p","notes":"n","state":"queued"})");
+  ASSERT_EQ(run({"runs", "edit", "r1", "--tag", "sweep", "--tag", "lr", "--notes", "n", "--project",
+                 "p"}),
+            kExitOk);
+  ASSERT_EQ(requests().size(), 1u);
+  EXPECT_EQ(requests()[0].method, "PATCH");
+  EXPECT_EQ(requests()[0].path, "/api/v1/runs/r1");
+  EXPECT_EQ(Json::parse(requests()[0].body),
+            Json::parse(R"({"tags":["sweep","lr"],"notes":"n","project":"p"})"));
+  EXPECT_THAT(out(), HasSubstr("project: p"));
+  EXPECT_THAT(out(), Not(HasSubstr("state")));
+
+  ASSERT_EQ(run({"runs", "edit", "r1", "--clear-tags", "--no-project", "--name", "b"}), kExitOk);
+  EXPECT_EQ(Json::parse(requests()[0].body),
+            Json::parse(R"({"name":"b","tags":[],"project":null})"));
+
+  in_.str("line one\nline two\n");
+  ASSERT_EQ(run({"runs", "edit", "r1", "--notes-file", "-"}), kExitOk);
+  EXPECT_EQ(Json::parse(requests()[0].body)["notes"], "line one\nline two\n");
+}
+
+TEST_F(Cli, RunsEditRefusesNothingAndContradictions) {
+  always(200, "{}");
+  EXPECT_EQ(run({"runs", "edit", "r1"}), kExitUsage);
+  EXPECT_THAT(err(), HasSubstr("nothing to change"));
+  EXPECT_EQ(run({"runs", "edit", "r1", "--tag", "a", "--clear-tags"}), kExitUsage);
+  EXPECT_EQ(run({"runs", "edit", "r1", "--project", "a", "--no-project"}), kExitUsage);
+  EXPECT_TRUE(requests().empty());
+  always(
+      403,
+      R"({"type":"about:blank","title":"Forbidden","status":403,"detail":"only the run's owner or an admin may change it"})");
+  EXPECT_NE(run({"runs", "edit", "r1", "--notes", "x"}), kExitOk);
+  EXPECT_THAT(err(), HasSubstr("only the run's owner"));
+}
+
+TEST_F(Cli, RunsListCurationFilters) {
+  always(200, R"({"items":[],"next_cursor":null})");
+  ASSERT_EQ(run({"runs", "list", "--project", "llama sweep", "--dataset", "web", "--accelerator",
+                 "v5p", "--since", "2026-11-27T00:00:00+01:00", "--until", "2026-11-28T00:00:00Z"}),
+            kExitOk);
+  EXPECT_EQ(requests()[0].path,
+            "/api/v1/runs?project=llama%20sweep&dataset=web&accelerator=v5p&since=2026-11-27T00%"
+            "3A00%3A00%2B01%3A00&until=2026-11-28T00%3A00%3A00Z");
+}
+
+TEST_F(Cli, ProjectsCreateListEditDelete) {
+  always(201, R"({"id":"prj_1","name":"sweep","description":"d","runs":0})");
+  ASSERT_EQ(run({"projects", "create", "sweep", "--description", "d"}), kExitOk);
+  EXPECT_EQ(requests()[0].method, "POST");
+  EXPECT_EQ(requests()[0].path, "/api/v1/projects");
+  EXPECT_EQ(Json::parse(requests()[0].body), Json::parse(R"({"name":"sweep","description":"d"})"));
+
+  always(200, R"({"items":[{"name":"sweep","runs":3,"created_by_name":"ana","description":"d"}],
+    "next_cursor":null})");
+  ASSERT_EQ(run({"projects", "list"}), kExitOk);
+  EXPECT_EQ(out(),
+            "NAME    RUNS   CREATED BY   DESCRIPTION\n"
+            "sweep      3   ana          d\n");
+
+  always(200, R"({"name":"sweep-2"})");
+  ASSERT_EQ(run({"projects", "edit", "sweep", "--name", "sweep-2"}), kExitOk);
+  EXPECT_EQ(requests()[0].method, "PATCH");
+  EXPECT_EQ(requests()[0].path, "/api/v1/projects/sweep");
+  EXPECT_EQ(run({"projects", "edit", "sweep"}), kExitUsage);
+
+  always(204, "");
+  ASSERT_EQ(run({"projects", "delete", "a/b"}), kExitOk);
+  EXPECT_EQ(requests()[0].method, "DELETE");
+  EXPECT_EQ(requests()[0].path, "/api/v1/projects/a%2Fb");
+  EXPECT_EQ(out(), "deleted project a/b\n");
+}
+
 }  // namespace
 }  // namespace podium::cli

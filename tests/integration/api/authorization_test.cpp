@@ -115,6 +115,19 @@ struct World {
                    201);
     return name;
   }
+  // A project and a saved compare "member" created, for the creator-only routes.
+  std::string member_project() {
+    const std::string name = unique_name("prj");
+    require_status(member.api.post("/api/v1/projects", {{"name", name}}), 201);
+    return name;
+  }
+  std::string member_compare() {
+    auto c = require_status(
+        member.api.post("/api/v1/compares",
+                        {{"name", "matrix"}, {"runs", {run_id, fresh_member_run(false)}}}),
+        201);
+    return c.json["id"];
+  }
   std::string fresh_cluster() { return p.create_cluster(unique_name("tmp"), "cpu-1")["id"]; }
   std::string fresh_member_run(bool finished) {
     std::string id = p.submit_run(member.api, cluster)["id"];
@@ -283,6 +296,11 @@ std::vector<Row> routes() {
       {"POST", "/api/v1/runs/{id}/cancel", "writer",
        [](World& w) { return Call{"/api/v1/runs/" + w.fresh_member_run(false) + "/cancel"}; },
        owners(200)},
+      {"PATCH", "/api/v1/runs/{id}", "writer",
+       [](World& w) {
+         return Call{"/api/v1/runs/" + w.run_id, {{"notes", "matrix"}}};
+       },
+       owners(200)},
       {"DELETE", "/api/v1/runs/{id}", "writer",
        [](World& w) { return Call{"/api/v1/runs/" + w.fresh_member_run(true)}; }, owners(204)},
       {"GET", "/api/v1/runs/{id}/events", "reader",
@@ -302,6 +320,33 @@ std::vector<Row> routes() {
          return Call{"/api/v1/compare?runs=" + w.run_id + "," + w.fresh_member_run(false)};
        },
        readers(200)},
+      {"POST", "/api/v1/compares", "writer",
+       [](World& w) {
+         return Call{"/api/v1/compares",
+                     {{"name", "matrix"}, {"runs", {w.run_id, w.fresh_member_run(false)}}}};
+       },
+       writers(201)},
+      {"GET", "/api/v1/compares", "reader", fixed("/api/v1/compares"), readers(200)},
+      {"GET", "/api/v1/compares/{id}", "reader",
+       [](World& w) { return Call{"/api/v1/compares/" + w.member_compare()}; }, readers(200)},
+      {"DELETE", "/api/v1/compares/{id}", "writer",
+       [](World& w) { return Call{"/api/v1/compares/" + w.member_compare()}; }, owners(204)},
+      // project_routes.cpp
+      {"GET", "/api/v1/projects", "reader", fixed("/api/v1/projects"), readers(200)},
+      {"POST", "/api/v1/projects", "writer",
+       [](World&) {
+         return Call{"/api/v1/projects", {{"name", unique_name("prj")}}};
+       },
+       writers(201)},
+      {"GET", "/api/v1/projects/{name}", "reader",
+       [](World& w) { return Call{"/api/v1/projects/" + w.member_project()}; }, readers(200)},
+      {"PATCH", "/api/v1/projects/{name}", "writer",
+       [](World& w) {
+         return Call{"/api/v1/projects/" + w.member_project(), {{"description", "changed"}}};
+       },
+       owners(200)},
+      {"DELETE", "/api/v1/projects/{name}", "writer",
+       [](World& w) { return Call{"/api/v1/projects/" + w.member_project()}; }, owners(204)},
       {"POST", "/api/v1/runs/import", "writer",
        [](World&) {
          return Call{"/api/v1/runs/import",

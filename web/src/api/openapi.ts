@@ -603,7 +603,8 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Newest first, without `plan`. Filters combine with AND. Any signed-in user.
+         * @description Newest first, without `plan`. Filters combine with AND and with the cursor's keyset
+         *     pagination. Any signed-in user.
          */
         get: operations["listRuns"];
         put?: never;
@@ -699,7 +700,16 @@ export interface paths {
         delete: operations["deleteRun"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Curate a run (name, tags, notes, project)
+         * @description Any subset of `name`, `tags` (replaces the list; `[]` removes every tag), `notes`
+         *     (replaces the text; null or `""` clears it) and `project` (an existing project's name;
+         *     null detaches the run). Any state, imported runs too: curation is not a state change
+         *     (`updated_at` stays). The run's owner or an admin (other members get 403). Field errors
+         *     and an unknown project get 422 naming the field; an empty change 422. Audited with the
+         *     fields that changed.
+         */
+        patch: operations["updateRun"];
         trace?: never;
     };
     "/api/v1/runs/{id}/cancel": {
@@ -981,6 +991,121 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List saved compare views
+         * @description Newest first, everyone's. Any signed-in user.
+         */
+        get: operations["listSavedCompares"];
+        put?: never;
+        /**
+         * Save a compare view
+         * @description A named set of runs with its baseline under a stable id (the dashboard's
+         *     `/compare/{id}`). The same rules as `GET /api/v1/compare`: 2 to 20 distinct run ids,
+         *     the baseline one of them (default the first); every run must exist (422 naming `runs`
+         *     otherwise). Admins and members; audited.
+         */
+        post: operations["saveCompare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/compares/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Saved compare id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * One saved compare view
+         * @description Its runs and baseline, to be shown with `GET /api/v1/compare?runs=...&baseline=...`
+         *     (a run deleted since gets 404 there). Any signed-in user.
+         */
+        get: operations["getSavedCompare"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved compare view
+         * @description Its creator or an admin (other members get 403). Audited.
+         */
+        delete: operations["deleteSavedCompare"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List projects
+         * @description Newest first, each with the number of runs it holds. Any signed-in user.
+         */
+        get: operations["listProjects"];
+        put?: never;
+        /**
+         * Create a project
+         * @description A named group of runs with a description. Runs join it with the spec's `project` at
+         *     submission or with `PATCH /api/v1/runs/{id}`; `GET /api/v1/runs?project=NAME` lists
+         *     them. 409 when the name exists, 422 for a bad name. Admins and members; audited.
+         */
+        post: operations["createProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * One project
+         * @description With the number of runs it holds (list them with `GET /api/v1/runs?project=`). Any signed-in user.
+         */
+        get: operations["getProject"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an empty project
+         * @description Its creator or an admin (other members get 403). A project that still holds runs is not
+         *     deleted: 409 naming how many (move them or clear their `project` first), so a team's
+         *     grouping is never dropped by accident. Audited.
+         */
+        delete: operations["deleteProject"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename or describe a project
+         * @description `name` renames it (its runs follow), `description` replaces the text. Its creator or an
+         *     admin (other members get 403); 409 when the new name exists. Audited.
+         */
+        patch: operations["updateProject"];
         trace?: never;
     };
     "/api/v1/agent/register": {
@@ -2157,6 +2282,10 @@ export interface components {
             resumed_from_step: number | null;
             priority: components["schemas"]["Priority"];
             tags: string[];
+            /** @description The project the run belongs to (PATCH /runs/{id}, the spec's project). */
+            project: string | null;
+            /** @description A team's notes on the run (markdown); empty when none. */
+            notes: string;
             flags: components["schemas"]["RunFlags"];
             created_at: components["schemas"]["Timestamp"];
             started_at: components["schemas"]["Timestamp"] | null;
@@ -2872,6 +3001,62 @@ export interface components {
         Compare: {
             baseline: string;
             rows: components["schemas"]["CompareRow"][];
+        };
+        /** @description At least one member. tags replaces the list; project null detaches the run. */
+        RunPatch: {
+            name?: string;
+            tags?: string[];
+            notes?: string | null;
+            project?: string | null;
+        };
+        Project: {
+            /** @example prj_3f9c0a1b2c3d4e5f */
+            id: string;
+            /** @example llama-sweep */
+            name: string;
+            description: string;
+            /** @description The creator's user id (null once deleted). */
+            created_by: string | null;
+            /** @description The creator's username. */
+            created_by_name: string | null;
+            /** @description Runs in the project now. */
+            runs: number;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        ProjectList: {
+            items: components["schemas"]["Project"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        ProjectCreate: {
+            name: string;
+            description?: string;
+        };
+        ProjectPatch: {
+            name?: string;
+            description?: string;
+        };
+        SavedCompare: {
+            /** @example cmp_3f9c0a1b2c3d4e5f */
+            id: string;
+            name: string;
+            /** @description Run ids in the order they were saved. */
+            runs: string[];
+            /** @description One of runs. */
+            baseline: string;
+            created_by: string | null;
+            created_by_name: string | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        SavedCompareList: {
+            items: components["schemas"]["SavedCompare"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        SavedCompareCreate: {
+            name: string;
+            runs: string[];
+            /** @description One of runs (default the first). */
+            baseline?: string;
         };
         /** @description The run's summary figures (see RunSummary) and their ratios to the baseline. */
         CompareRow: {
@@ -4274,6 +4459,19 @@ export interface operations {
                 tag?: string;
                 /** @description Case-insensitive substring of the run name. */
                 q?: string;
+                /** @description Runs of this project (by name). */
+                project?: string;
+                /** @description Dataset id or name. */
+                dataset?: string;
+                /**
+                 * @description An accelerator type as runs show it (`v5p-128`, `tpu7x-64`, `cpu-1`) or a whole
+                 *     family (`v5p`, `tpu7x`): the run's own (imported) or its cluster's.
+                 */
+                accelerator?: string;
+                /** @description Runs created at or after this RFC 3339 date-time (`2026-11-27T12:00:00Z`; a UTC offset up to ±15:59, as PostgreSQL reads it); anything else gets 400. */
+                since?: string;
+                /** @description Runs created before this RFC 3339 date-time; anything else gets 400. */
+                until?: string;
             };
             header?: never;
             path?: never;
@@ -4410,6 +4608,41 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                id: components["parameters"]["RunId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunPatch"];
+            };
+        };
+        responses: {
+            /** @description The run as changed (without `plan`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -4758,6 +4991,268 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSavedCompares: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page (opaque, MAC-protected). */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of saved views. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedCompareList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    saveCompare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SavedCompareCreate"];
+            };
+        };
+        responses: {
+            /** @description The saved view. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedCompare"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSavedCompare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Saved compare id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The saved view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedCompare"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSavedCompare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Saved compare id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listProjects: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page (opaque, MAC-protected). */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectCreate"];
+            };
+        };
+        responses: {
+            /** @description The project. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectPatch"];
+            };
+        };
+        responses: {
+            /** @description The project as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];
         };
     };

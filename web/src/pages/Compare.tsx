@@ -9,7 +9,8 @@ import { configDiff, METRICS, metricRatioText, ratioOf, rowId, toCsv, toMarkdown
 import { num, pct, ratioText } from '../format';
 import { planCheckText } from '../planCheck';
 import { navigate } from '../router';
-import type { CompareResult, CompareRow, Metrics, Run } from '../types';
+import { SaveCompare, savedSearch } from '../components/SaveCompare';
+import type { CompareResult, CompareRow, Metrics, Run, SavedCompare } from '../types';
 
 const COLORS = ['#2f5fd0', '#d1495b', '#3f9d6b', '#b7791f', '#7a5cc4', '#5b8e7d', '#c77d2e', '#a23f8c'];
 
@@ -22,7 +23,17 @@ function download(name: string, text: string, type: string) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-export function Compare({ search }: { search: URLSearchParams }) {
+/** /compare/{id}: a saved view, shown as the compare page with its runs and baseline. */
+export function SavedComparePage({ id }: { id: string }) {
+  const [saved, setSaved] = useState<SavedCompare | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => { setSaved(null); api.savedCompare(id).then(setSaved).catch(setError); }, [id]);
+  if (error) return <main><ErrorBox error={error} /></main>;
+  if (!saved) return <main><Loading /></main>;
+  return <Compare search={savedSearch(saved)} saved={saved} />;
+}
+
+export function Compare({ search, saved }: { search: URLSearchParams; saved?: SavedCompare }) {
   const ids = (search.get('runs') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   const baseline = search.get('baseline') ?? ids[0];
   const [result, setResult] = useState<CompareResult | null>(null);
@@ -47,7 +58,8 @@ export function Compare({ search }: { search: URLSearchParams }) {
 
   return (
     <main class="compare">
-      <header class="page-head"><h1>Compare</h1></header>
+      <header class="page-head"><h1>{saved ? <>Compare: <span data-test="saved-compare-name">{saved.name}</span></> : 'Compare'}</h1>
+        <SaveCompare runs={ids} baseline={baseline} saved={saved} /></header>
       <RunPicker selected={ids} onChange={(next) => go(next, baseline)} />
       <ErrorBox error={error} />
       {ids.length < 2 ? <Empty>Pick at least two runs (or a model's best run per topology) to compare.</Empty> :

@@ -8,6 +8,7 @@ import { Chart } from '../components/Chart';
 import { LogView } from '../components/LogView';
 import { FailureNotice } from '../components/FailureNotice';
 import { PlanCheckBadge } from '../components/PlanCheckBadge';
+import { RunCuration } from '../components/RunCuration';
 import { expectationBasisText, planCheckOf } from '../planCheck';
 import { Empty, ErrorBox, Loading, StateBadge, usePoll } from '../components/ui';
 import { count, gib, money, num, pct, progress, ratioText, seconds } from '../format';
@@ -64,6 +65,7 @@ export function RunPage({ id }: { id: string }) {
         </div>
       </header>
       <ErrorBox error={cancelError} />
+      <RunCuration run={run} onSaved={(r) => runQ.setData({ ...run, ...r })} />
       <FailureNotice run={run} />
       {run.waiting_reason && !['running', ...FINISHED_STATES].includes(run.state) && <p class="notice">Waiting: {run.waiting_reason}</p>}
       {run.skipped_checks.length > 0 && <p class="notice" data-test="skipped-checks">Submitted skipping the plan's {run.skipped_checks.join(', ')} check{run.skipped_checks.length === 1 ? '' : 's'}{run.forced ? ' despite errors in them' : ''}.</p>}

@@ -4,9 +4,10 @@ import { api } from '../api';
 import { count, num, pct, progress, ago } from '../format';
 import { navigate } from '../router';
 import { Empty, ErrorBox, StateBadge } from '../components/ui';
+import { CURATION_FILTERS, CurationFilters } from '../components/CurationFilters';
 import { FINISHED_STATES, RUN_STATES, type Run, type Summary } from '../types';
 
-const FILTERS = ['state', 'cluster', 'model', 'owner', 'tag', 'q'] as const;
+const FILTERS = ['state', 'cluster', 'model', 'owner', 'tag', 'q', ...CURATION_FILTERS] as const;
 const PAGE = 50;
 
 export function Runs({ search }: { search: URLSearchParams }) {
@@ -88,6 +89,7 @@ export function Runs({ search }: { search: URLSearchParams }) {
           </label>
         ))}
         <label>Text <input type="search" value={filters.q} placeholder="name contains…" onChange={(e) => setFilter('q', (e.target as HTMLInputElement).value.trim())} /></label>
+        <CurationFilters filters={filters} setFilter={setFilter} />
       </form>
       <ErrorBox error={error} />
       {runs === null ? <div class="loading">Loading…</div> : runs.length === 0 ? (
