@@ -58,5 +58,6 @@ void register_project_routes(http::Router&, ApiContext&);
 void register_bundle_routes(http::Router&, ApiContext&);
 // After register_run_routes: the import answers with the run as GET /runs/{id} shows it.
 void register_import_routes(http::Router&, ApiContext&);
+void register_webhook_routes(http::Router&, ApiContext&);
 
 }  // namespace podium::api

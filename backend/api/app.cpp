@@ -72,6 +72,7 @@ App::App(ApiContext& ctx) : ctx_(ctx) {
   register_project_routes(router_, ctx_);
   register_bundle_routes(router_, ctx_);
   register_import_routes(router_, ctx_);
+  register_webhook_routes(router_, ctx_);
   static_files_ = std::make_unique<http::StaticFiles>(ctx_.config.web_root);
 }
 

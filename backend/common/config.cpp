@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -101,6 +102,29 @@ const std::vector<ConfigKey>& config_keys() {
       {"summaries.underperforming_ratio", "PODIUM_SUMMARIES_UNDERPERFORMING_RATIO", "", "0.1",
        "a run whose steady TFLOP/s/device is below this fraction of the planner's expectation is "
        "underperforming (engine/core/plan/plan_vs_actual.h); 0 turns the check off"},
+      {"webhooks.allow_hosts", "PODIUM_WEBHOOKS_ALLOW_HOSTS", "", "",
+       "webhook target hosts (names or IP addresses; a YAML list, or comma-separated) that may be "
+       "called over plain http and at loopback, private, link-local or metadata addresses; every "
+       "other target must be https at a public address"},
+      {"webhooks.poll_interval_ms", "PODIUM_WEBHOOKS_POLL_INTERVAL_MS", "", "1000",
+       "how often each delivery worker looks for due webhook deliveries"},
+      {"webhooks.delivery_threads", "PODIUM_WEBHOOKS_DELIVERY_THREADS", "", "2",
+       "webhook deliveries attempted at once by this server (0: this replica delivers none)"},
+      {"webhooks.retry_first_delay_ms", "PODIUM_WEBHOOKS_RETRY_FIRST_DELAY_MS", "", "10000",
+       "delay before the first retry of a failed delivery; each later one doubles (with jitter)"},
+      {"webhooks.retry_max_delay_seconds", "PODIUM_WEBHOOKS_RETRY_MAX_DELAY_SECONDS", "", "3600",
+       "the longest delay between two attempts of a delivery"},
+      {"webhooks.give_up_hours", "PODIUM_WEBHOOKS_GIVE_UP_HOURS", "", "24",
+       "a delivery not accepted this long after its event is given up (recorded)"},
+      {"webhooks.connect_timeout_ms", "PODIUM_WEBHOOKS_CONNECT_TIMEOUT_MS", "", "5000",
+       "deadline to resolve, connect to and handshake with a webhook receiver"},
+      {"webhooks.timeout_ms", "PODIUM_WEBHOOKS_TIMEOUT_MS", "", "10000",
+       "deadline of a whole webhook request, connect included"},
+      {"webhooks.max_response_bytes", "PODIUM_WEBHOOKS_MAX_RESPONSE_BYTES", "", "65536",
+       "largest response body read from a webhook receiver"},
+      {"webhooks.ca_file", "PODIUM_WEBHOOKS_CA_FILE", "", "",
+       "PEM bundle that webhook receivers' certificates are verified against (empty: the "
+       "system's trust store)"},
   };
   return keys;
 }
@@ -118,6 +142,18 @@ void flatten(const YAML::Node& node, const std::string& prefix,
     out[prefix] = node.as<std::string>();
   } else if (node.IsNull()) {
     out[prefix] = "";
+  } else if (node.IsSequence()) {
+    // A list of scalars (webhooks.allow_hosts) becomes its comma-separated form, the same as
+    // the environment variable takes.
+    std::string joined;
+    for (const auto& item : node) {
+      if (!item.IsScalar()) {
+        if (!error) error = ConfigError{prefix + ": expected a list of scalar values"};
+        return;
+      }
+      joined += (joined.empty() ? "" : ",") + item.as<std::string>();
+    }
+    out[prefix] = joined;
   } else if (!error) {
     error = ConfigError{prefix + ": expected a scalar value"};
   }
@@ -306,6 +342,22 @@ ConfigLoad load_config(const ConfigSources& sources) {
        [&](long long v) { c.log_retention_interval = std::chrono::seconds(v); }},
       {"summaries.precompute_interval_seconds", 1, 3600,
        [&](long long v) { c.summary_precompute_interval = std::chrono::seconds(v); }},
+      {"webhooks.poll_interval_ms", 10, 3600000,
+       [&](long long v) { c.webhooks_poll_interval = std::chrono::milliseconds(v); }},
+      {"webhooks.delivery_threads", 0, 64,
+       [&](long long v) { c.webhooks_delivery_threads = static_cast<int>(v); }},
+      {"webhooks.retry_first_delay_ms", 10, 86400000,
+       [&](long long v) { c.webhooks_retry_first_delay = std::chrono::milliseconds(v); }},
+      {"webhooks.retry_max_delay_seconds", 1, 86400,
+       [&](long long v) { c.webhooks_retry_max_delay = std::chrono::seconds(v); }},
+      {"webhooks.give_up_hours", 1, 720,
+       [&](long long v) { c.webhooks_give_up_after = std::chrono::hours(v); }},
+      {"webhooks.connect_timeout_ms", 100, 120000,
+       [&](long long v) { c.webhooks_connect_timeout = std::chrono::milliseconds(v); }},
+      {"webhooks.timeout_ms", 100, 300000,
+       [&](long long v) { c.webhooks_timeout = std::chrono::milliseconds(v); }},
+      {"webhooks.max_response_bytes", 1024, 16 * 1024 * 1024,
+       [&](long long v) { c.webhooks_max_response_bytes = static_cast<size_t>(v); }},
   };
   for (const auto& k : ints) {
     auto v = integer(k.key, k.min, k.max);
@@ -322,6 +374,22 @@ ConfigLoad load_config(const ConfigSources& sources) {
       return fail("summaries.underperforming_ratio: expected a number from 0 to 1, got '" + text +
                   "'");
     c.underperforming_ratio = v;
+  }
+  c.webhooks_ca_file = values["webhooks.ca_file"];
+  {
+    const std::string& list = values["webhooks.allow_hosts"];
+    size_t from = 0;
+    while (from <= list.size()) {
+      size_t comma = list.find(',', from);
+      if (comma == std::string::npos) comma = list.size();
+      std::string host = list.substr(from, comma - from);
+      while (!host.empty() && std::isspace(static_cast<unsigned char>(host.front())))
+        host.erase(host.begin());
+      while (!host.empty() && std::isspace(static_cast<unsigned char>(host.back())))
+        host.pop_back();
+      if (!host.empty()) c.webhooks_allow_hosts.push_back(host);
+      from = comma + 1;
+    }
   }
   return result;
 }

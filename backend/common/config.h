@@ -68,6 +68,20 @@ struct ServerConfig {
   // Plan against actual: steady TFLOP/s/device below this fraction of the planner's expectation
   // is underperforming (engine/core/plan/plan_vs_actual.h; 0: off).
   double underperforming_ratio = 0.1;
+
+  // Webhook notifications (backend/notify). Hosts (names or IP addresses) that may be called over
+  // plain http and at loopback, private or link-local addresses; every other target must be
+  // https at a public address.
+  std::vector<std::string> webhooks_allow_hosts;
+  std::chrono::milliseconds webhooks_poll_interval{1000};
+  int webhooks_delivery_threads = 2;
+  std::chrono::milliseconds webhooks_retry_first_delay{10000};
+  std::chrono::seconds webhooks_retry_max_delay{3600};
+  std::chrono::hours webhooks_give_up_after{24};
+  std::chrono::milliseconds webhooks_connect_timeout{5000};
+  std::chrono::milliseconds webhooks_timeout{10000};
+  size_t webhooks_max_response_bytes = 64 * 1024;
+  std::string webhooks_ca_file;  // empty: the system's trust store
 };
 
 struct ConfigKey {

@@ -28,6 +28,7 @@
 #include "backend/db/notification_hub.h"
 #include "backend/http/server.h"
 #include "backend/ingest/log_retention.h"
+#include "backend/notify/delivery_loop.h"
 #include "backend/sched/dispatch/dispatcher.h"
 #include "backend/sched/executors/kubernetes_executor.h"
 #include "backend/sched/executors/slurm_executor.h"
@@ -317,6 +318,12 @@ int run(int argc, char** argv) {
   dispatcher.start();
   auto retention = start_retention(database, config, log);
   auto summaries = start_summaries(database, config, log);
+  // Webhook deliveries from the outbox in PostgreSQL (backend/notify/delivery_loop.h).
+  notify::DeliveryLoop webhooks(
+      database,
+      notify::delivery_settings(config, config.public_url.empty() ? url : config.public_url),
+      config.webhooks_delivery_threads, config.webhooks_poll_interval, log);
+  webhooks.start();
   log->info(
       jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
   // Plain lines for people and scripts (the token is never written to the structured log).
@@ -328,6 +335,7 @@ int run(int argc, char** argv) {
   const int sig = serve_until_stopped(signals, server, *log);
   log->info(jline({{"msg", "shutting down"}, {"signal", sig}}));
   retention->stop();
+  webhooks.stop();
   dispatcher.stop();
   hub.stop();  // wakes long-polls and log streams so the HTTP layer can drain them
   server.stop(std::chrono::duration_cast<std::chrono::milliseconds>(config.shutdown_grace));

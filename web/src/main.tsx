@@ -13,6 +13,7 @@ import { ProjectPage, Projects } from './pages/Projects';
 import { ClusterPage, Clusters } from './pages/Clusters';
 import { Import } from './pages/Import';
 import { Tokens } from './pages/Tokens';
+import { Notifications } from './pages/Notifications';
 import { Datasets } from './pages/Datasets';
 import { Models } from './pages/Models';
 import { Users } from './pages/Users';
@@ -36,6 +37,7 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === '/models') return <Models />;
   if (path === '/import') return <Import />;
   if (path === '/tokens') return <Tokens />;
+  if (path === '/settings/notifications') return <Notifications />;
   if (path === '/users') return <Users />;
   return <main><h1>Not found</h1><p>No page at <code>{path}</code>. <a href="/runs">Runs</a></p></main>;
 }
@@ -43,6 +45,7 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
 const NAV = [
   ['/runs', 'Runs'], ['/runs/new', 'New run'], ['/compare', 'Compare'], ['/projects', 'Projects'], ['/clusters', 'Clusters'],
   ['/datasets', 'Datasets'], ['/models', 'Models'], ['/import', 'Import'], ['/tokens', 'Tokens'],
+  ['/settings/notifications', 'Notifications'],
 ] as const;
 /** Shown to admins only (the server answers 403 to anyone else). */
 const ADMIN_NAV = [['/users', 'Users']] as const;

@@ -1355,6 +1355,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook subscriptions
+         * @description The caller's webhooks, newest first; an admin sees everyone's. Never the secret.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to run events
+         * @description A member's webhook receives the events of the member's own runs; an admin's, of every
+         *     run. Each event is POSTed as `WebhookEvent` JSON with the header `Podium-Signature:
+         *     t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>` and the same event `id` on
+         *     every retry; failed deliveries are retried with exponential backoff and jitter for
+         *     `webhooks.give_up_hours` (24) after the event, then given up (see the delivery log).
+         *
+         *     The URL must be https and resolve only to public addresses: loopback, link-local,
+         *     private (RFC 1918, IPv6 ULA), carrier-grade NAT, unspecified and cloud metadata
+         *     addresses (169.254.169.254, fd00:ec2::254, metadata.google.internal) are refused with 422
+         *     (field `url`) unless an admin listed the host in `webhooks.allow_hosts`, which also
+         *     permits plain http. The same check runs again at every delivery, on the address
+         *     connected to. Redirects are not followed. The `secret` is in this response only.
+         *     Admins and members (viewers get 403); at most 50 webhooks per account (409). Audited.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook and its delivery log
+         * @description The owner or an admin; 404 for anyone else's. Pending deliveries are dropped. Audited.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The delivery log of a webhook
+         * @description One item per event sent to this webhook, newest first, with every attempt: when, the
+         *     receiver's HTTP status or the transport error, and the retry it scheduled. The owner or
+         *     an admin; 404 for anyone else's.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3202,6 +3284,92 @@ export interface components {
             step: number;
             uri: string;
             bytes?: number | null;
+        };
+        /**
+         * @description run.started: first running; run.recovered: running again after recovering;
+         *     run.preempted: recovering after a preempted attempt; run.succeeded / run.failed: finished;
+         *     run.refused: failed before it ever ran (its compile check or launch refused it);
+         *     run.stalled / run.underperforming: the run events of those kinds.
+         * @enum {string}
+         */
+        WebhookEventType: "run.started" | "run.succeeded" | "run.failed" | "run.stalled" | "run.preempted" | "run.recovered" | "run.underperforming" | "run.refused";
+        Webhook: {
+            /** @example whk_3f9c0a1b2c3d4e5f */
+            id: string;
+            url: string;
+            events: components["schemas"]["WebhookEventType"][];
+            /** @description The owner's username. */
+            owner: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        WebhookCreated: {
+            id: string;
+            url: string;
+            events: components["schemas"]["WebhookEventType"][];
+            owner: string;
+            created_at: components["schemas"]["Timestamp"];
+            /** @description `whsec_…`, the HMAC key of Podium-Signature; shown once. */
+            secret: string;
+        };
+        WebhookList: {
+            items: components["schemas"]["Webhook"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        WebhookAttempt: {
+            at: components["schemas"]["Timestamp"];
+            /** @description The receiver's status; null when it did not answer. */
+            http_status: number | null;
+            /** @description Why the attempt failed; null when it was accepted (2xx). */
+            error: string | null;
+            duration_ms: number;
+            /** @description The retry this attempt scheduled; null when delivered or given up. */
+            next_attempt_at: components["schemas"]["Timestamp"] | null;
+        };
+        WebhookDelivery: {
+            id: number;
+            /**
+             * @description The `id` of the delivered body (`evt_…`).
+             * @example evt_42
+             */
+            event_id: string;
+            type: components["schemas"]["WebhookEventType"];
+            run_id: string;
+            /** @enum {string} */
+            state: "pending" | "delivered" | "given_up";
+            created_at: components["schemas"]["Timestamp"];
+            next_attempt_at: components["schemas"]["Timestamp"] | null;
+            attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        WebhookDeliveryList: {
+            items: components["schemas"]["WebhookDelivery"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * @description The body POSTed to a webhook (not an API response). Verify `Podium-Signature` before
+         *     trusting it: HMAC-SHA256 with the webhook's secret over "<t>.<raw body>", hex; refuse a
+         *     `t` far from your clock; deduplicate on `id`, which every retry repeats.
+         */
+        WebhookEvent: {
+            /** @example evt_42 */
+            id: string;
+            type: components["schemas"]["WebhookEventType"];
+            created_at: components["schemas"]["Timestamp"];
+            run: {
+                id: string;
+                name: string | null;
+                /** @description The state the event left the run in. */
+                state: string | null;
+                owner: string | null;
+                cluster: string | null;
+                project: string | null;
+                failure_class: string | null;
+                last_step: number | null;
+                tags: string[];
+                /** @description The run's dashboard page (public_url or the listen URL). */
+                url?: string;
+            };
+            /** @description One line Slack's incoming webhooks accept as a message. */
+            text: string;
         };
     };
     responses: {
@@ -5645,6 +5813,127 @@ export interface operations {
                 };
                 content: {
                     "application/gzip": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page (opaque, MAC-protected). */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhooks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example https://hooks.slack.com/services/T0/B0/XXXX */
+                    url: string;
+                    events: components["schemas"]["WebhookEventType"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Created; the secret is shown this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page (opaque, MAC-protected). */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
             400: components["responses"]["BadRequest"];

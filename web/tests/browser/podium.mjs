@@ -42,7 +42,9 @@ export async function startPodium({ workers = 2 } = {}) {
   const serverLog = openSync(join(dir, 'server.log'), 'w');
   const server = spawn(join(bin, 'podium-server'), [], {
     env: { ...process.env, PODIUM_DATABASE_URL: url, PODIUM_ADMIN_TOKEN: token, PODIUM_LISTEN: '127.0.0.1:0',
-      PODIUM_DATA_DIR: join(dir, 'var'), PODIUM_WEB_ROOT: webRoot },
+      PODIUM_DATA_DIR: join(dir, 'var'), PODIUM_WEB_ROOT: webRoot,
+      // notifications.spec.mjs: its webhook receiver listens on 127.0.0.1.
+      PODIUM_WEBHOOKS_ALLOW_HOSTS: '127.0.0.1', PODIUM_WEBHOOKS_POLL_INTERVAL_MS: '200' },
     stdio: ['ignore', 'pipe', serverLog],
   });
   children.push(server);
