@@ -99,22 +99,22 @@ END $$;
 CREATE FUNCTION podium_webhook_enqueue() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
-  event_type text;
+  wanted text;
   n integer;
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM webhooks) THEN
     RETURN NULL;
   END IF;
-  event_type := podium_webhook_event_type(NEW);
-  IF event_type IS NULL THEN
+  wanted := podium_webhook_event_type(NEW);
+  IF wanted IS NULL THEN
     RETURN NULL;
   END IF;
   INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, run_id, created_at,
                                   next_attempt_at)
-  SELECT w.id, NEW.id, event_type, NEW.run_id, NEW.at, NEW.at
+  SELECT w.id, NEW.id, wanted, NEW.run_id, NEW.at, NEW.at
     FROM webhooks w
     JOIN users u ON u.id = w.owner_id
-   WHERE event_type = ANY (w.events)
+   WHERE wanted = ANY (w.events)
      AND NOT u.disabled
      AND (u.role = 'admin' OR w.owner_id = (SELECT r.owner_id FROM runs r WHERE r.id = NEW.run_id))
   ON CONFLICT DO NOTHING;

@@ -40,6 +40,8 @@ notify::AllowList allow_list(const ApiContext& ctx) {
 }
 
 // Field errors of the URL under the SSRF rules (scheme, metadata names, resolved addresses).
+// The name is resolved only when everything else is valid: a lookup may take up to
+// webhooks.connect_timeout_ms, which a request refused anyway need not wait for.
 void check_url(const ApiContext& ctx, const std::string& url, http::ObjectReader& in) {
   std::string error;
   const auto target = notify::parse_target_url(url, &error);
@@ -52,6 +54,7 @@ void check_url(const ApiContext& ctx, const std::string& url, http::ObjectReader
     in.error("url", *policy);
     return;
   }
+  if (!in.errors().empty()) return;
   const auto resolved = notify::resolve_target(*target, allow, ctx.config.webhooks_connect_timeout);
   if (!resolved.error.empty()) in.error("url", resolved.error);
 }

@@ -23,6 +23,12 @@ std::string utc(const std::string& column) {
   return s;
 }
 
+// The timestamptz of parameter $n given as microseconds since the epoch (exact: no floating
+// point on the way, so what a test's injected clock says is what is stored).
+std::string at_micros(int n) {
+  return "('epoch'::timestamptz + $" + std::to_string(n) + "::bigint * interval '1 microsecond')";
+}
+
 std::string micros_param(SysClock::time_point t) {
   return std::to_string(
       std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count());
@@ -96,13 +102,13 @@ DeliveryPass deliver_one(db::Database& db, const DeliverySettings& settings, con
                          const JitterDraw& draw) {
   auto tx = db.begin();
   const auto started = now();
-  auto due = tx.exec(
+  // The oldest due delivery that no other replica is working on.
+  static const std::string take =
       "SELECT d.id, d.event_id, d.attempts, d.body, (extract(epoch FROM d.created_at) * "
-      "1000000)::bigint AS "
-      "created_us, w.url, w.secret FROM webhook_deliveries d JOIN webhooks w ON w.id = "
-      "d.webhook_id WHERE d.state = 'pending' AND d.next_attempt_at <= to_timestamp($1::bigint / "
-      "1000000.0) ORDER BY d.next_attempt_at, d.id LIMIT 1 FOR UPDATE OF d SKIP LOCKED",
-      {micros_param(started)});
+      "1000000)::bigint AS created_us, w.url, w.secret FROM webhook_deliveries d JOIN webhooks w "
+      "ON w.id = d.webhook_id WHERE d.state = 'pending' AND d.next_attempt_at <= " +
+      at_micros(1) + " ORDER BY d.next_attempt_at, d.id LIMIT 1 FOR UPDATE OF d SKIP LOCKED";
+  auto due = tx.exec(take, {micros_param(started)});
   if (due.empty()) return DeliveryPass::idle;
   const std::int64_t id = due.int64(0, "id");
   const int failed_before = static_cast<int>(due.int64(0, "attempts"));
@@ -137,22 +143,23 @@ DeliveryPass deliver_one(db::Database& db, const DeliverySettings& settings, con
     pass = next ? DeliveryPass::retry_scheduled : DeliveryPass::given_up;
   }
   const db::Param next_param = next ? db::Param(micros_param(*next)) : db::Param();
-  tx.exec(
+  static const std::string update =
       "UPDATE webhook_deliveries SET attempts = attempts + 1, body = $2, state = $3, "
-      "next_attempt_at = to_timestamp($4::bigint / 1000000.0) WHERE id = $1",
-      {std::to_string(id), body,
-       pass == DeliveryPass::delivered  ? "delivered"
-       : pass == DeliveryPass::given_up ? "given_up"
-                                        : "pending",
-       next_param});
-  tx.exec(
+      "next_attempt_at = " +
+      at_micros(4) + " WHERE id = $1";
+  tx.exec(update, {std::to_string(id), body,
+                   pass == DeliveryPass::delivered  ? "delivered"
+                   : pass == DeliveryPass::given_up ? "given_up"
+                                                    : "pending",
+                   next_param});
+  static const std::string record =
       "INSERT INTO webhook_attempts (delivery_id, at, http_status, error, duration_ms, "
-      "next_attempt_at) VALUES ($1, to_timestamp($2::bigint / 1000000.0), $3::int, $4, $5::int, "
-      "to_timestamp($6::bigint / 1000000.0))",
-      {std::to_string(id), micros_param(started),
-       result.status ? db::Param(std::to_string(result.status)) : db::Param(),
-       result.error.empty() ? db::Param() : db::Param(result.error.substr(0, 1000)),
-       std::to_string(duration_ms), next_param});
+      "next_attempt_at) VALUES ($1, " +
+      at_micros(2) + ", $3::int, $4, $5::int, " + at_micros(6) + ")";
+  tx.exec(record, {std::to_string(id), micros_param(started),
+                   result.status ? db::Param(std::to_string(result.status)) : db::Param(),
+                   result.error.empty() ? db::Param() : db::Param(result.error.substr(0, 1000)),
+                   std::to_string(duration_ms), next_param});
   tx.commit();
   return pass;
 }

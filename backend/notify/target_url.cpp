@@ -89,7 +89,8 @@ std::optional<std::string> target_policy_error(const TargetUrl& url, const Allow
   if (allow.allows_host(url.host)) return std::nullopt;
   if (!url.tls) return "must use https:// (plain http only for a host in webhooks.allow_hosts)";
   if (is_metadata_host_name(url.host))
-    return "names a cloud metadata server (" + url.host + "), which is never called";
+    return "names a cloud metadata server (" + url.host +
+           "); an admin may allow the host in webhooks.allow_hosts";
   return std::nullopt;
 }
 

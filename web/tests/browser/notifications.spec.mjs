@@ -32,7 +32,7 @@ test('subscribe a webhook, see its deliveries, delete it', async ({ page, podium
     assert(await page.getAttribute('nav a[href="/settings/notifications"]', 'aria-current') === 'page', 'the nav names the page');
 
     // A target at the metadata server is refused, with the reason beside the field name.
-    await page.fill('[data-test=webhook-form] input[type=url]', 'http://169.254.169.254/latest/meta-data/');
+    await page.fill('[data-test=webhook-form] input[type=url]', 'https://169.254.169.254/latest/meta-data/');
     await page.click('[data-test=webhook-form] button[type=submit]');
     await page.waitForSelector('.error-box:has-text("422")');
     assert((await page.textContent('.error-box')).includes('cloud metadata server'), await page.textContent('.error-box'));
