@@ -12,7 +12,7 @@ namespace podium::notify {
 
 namespace {
 
-std::string lower(std::string_view s) {
+std::string guard_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
@@ -21,7 +21,7 @@ std::string lower(std::string_view s) {
 std::string strip_brackets(std::string_view host) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
-  return lower(host);
+  return guard_lower(host);
 }
 
 std::optional<std::string> ipv4_reason(const std::array<std::uint8_t, 4>& a) {

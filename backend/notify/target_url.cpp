@@ -7,7 +7,7 @@ namespace podium::notify {
 
 namespace {
 
-std::string lower(std::string_view s) {
+std::string url_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
@@ -30,7 +30,7 @@ std::optional<TargetUrl> parse_target_url(std::string_view url, std::string* err
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f)
       return fail("must not contain spaces or control characters");
   TargetUrl t;
-  const std::string head = lower(url.substr(0, 8));
+  const std::string head = url_lower(url.substr(0, 8));
   if (head.rfind("https://", 0) == 0) {
     t.tls = true;
     url.remove_prefix(8);
@@ -71,7 +71,7 @@ std::optional<TargetUrl> parse_target_url(std::string_view url, std::string* err
   }
   if (host.empty()) return fail("has no host");
   if (host.size() > 253) return fail("has a host name longer than 253 characters");
-  t.host = lower(host);
+  t.host = url_lower(host);
   if (port.empty()) {
     t.port = t.tls ? "443" : "80";
   } else {
