@@ -434,6 +434,32 @@ std::vector<Row> routes() {
          return Call{"/api/v1/agent/bundles/" + w.bundle, nullptr, true};
        },
        agents(403)},
+      // webhook_routes.cpp: targets on loopback (allowed by this test's server), never called
+      // successfully.
+      {"GET", "/api/v1/webhooks", "reader", fixed("/api/v1/webhooks"), readers(200)},
+      {"POST", "/api/v1/webhooks", "writer",
+       fixed("/api/v1/webhooks",
+             {{"url", "http://127.0.0.1:9/authz"}, {"events", json::array({"run.failed"})}}),
+       writers(201)},
+      {"DELETE", "/api/v1/webhooks/{id}", "writer",
+       [](World& w) {
+         auto h = require_status(
+             w.member.api.post("/api/v1/webhooks", {{"url", "http://127.0.0.1:9/doomed"},
+                                                    {"events", json::array({"run.failed"})}}),
+             201);
+         return Call{"/api/v1/webhooks/" + h.json["id"].get<std::string>()};
+       },
+       // Viewers may not write; another member's webhook does not exist for them.
+       Expect{401, 401, 403, 204, 404, 204, 403}},
+      {"GET", "/api/v1/webhooks/{id}/deliveries", "reader",
+       [](World& w) {
+         auto h = require_status(
+             w.member.api.post("/api/v1/webhooks", {{"url", "http://127.0.0.1:9/log"},
+                                                    {"events", json::array({"run.failed"})}}),
+             201);
+         return Call{"/api/v1/webhooks/" + h.json["id"].get<std::string>() + "/deliveries"};
+       },
+       own_token(200)},
   };
 }
 
@@ -443,7 +469,8 @@ std::string status_text(int s) {
 
 TEST(Authorization, EveryRouteForEveryKindOfCaller) {
   PODIUM_IT_REQUIRE_DATABASE();
-  Podium podium;
+  // The webhook rows subscribe a loopback URL, which only webhooks.allow_hosts permits.
+  Podium podium({.settings = {"webhooks.allow_hosts=127.0.0.1"}});
   World world(podium);
 
   std::vector<std::vector<std::string>> table;
