@@ -5861,7 +5861,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example https://hooks.slack.com/services/T0/B0/XXXX */
+                    /** @example https://hooks.example.invalid/podium */
                     url: string;
                     events: components["schemas"]["WebhookEventType"][];
                 };
