@@ -6,6 +6,8 @@
 #include <chrono>
 #include <set>
 
+#include <gmock/gmock.h>
+
 #include "tests/e2e/support/e2e.h"
 
 namespace podium::e2e {
