@@ -150,7 +150,8 @@ std::vector<int> usable_slice_counts(const std::vector<core::ElasticShape>& shap
   return out;
 }
 
-const core::ElasticShape* shape_of(const std::vector<core::ElasticShape>& shapes, int slices) {
+const core::ElasticShape* elastic_shape_of(const std::vector<core::ElasticShape>& shapes,
+                                           int slices) {
   for (const auto& s : shapes)
     if (s.slices == slices && s.layout.ok) return &s;
   return nullptr;
@@ -173,7 +174,7 @@ void place_attempt(db::Transaction& tx, const Candidate& run, const Placement& p
   // DCN values (elastic_layout.h), not only dcn_data.
   const core::ElasticShape* shape = nullptr;
   if (static_cast<int>(p.slices.size()) != requested) {
-    shape = shape_of(run.shapes, static_cast<int>(p.slices.size()));
+    shape = elastic_shape_of(run.shapes, static_cast<int>(p.slices.size()));
     if (shape) in.spec = core::spec_for_shape(run.spec, *shape);
   }
   in.dataset_uri = run.dataset_uri;

@@ -30,14 +30,14 @@ int change_group(const std::string& axis) {
   return 0;
 }
 
-std::vector<int> divisors_of(int n) {
+std::vector<int> layout_divisors(int n) {
   std::vector<int> out;
   for (int d = 1; d <= n; ++d)
     if (n % d == 0) out.push_back(d);
   return out;
 }
 
-struct Candidate {
+struct LayoutCandidate {
   std::map<std::string, int> values;  // axis -> value (data included)
   std::vector<long long> cost;        // lexicographic: smaller is preferred
 };
@@ -153,14 +153,14 @@ ElasticLayout lay_out_slices(const ElasticLayoutInput& in) {
 
   // Every assignment of divisors to the varied axes whose product divides the target; data
   // takes the quotient.
-  std::vector<Candidate> candidates;
+  std::vector<LayoutCandidate> candidates;
   std::string batch_reason;
   std::map<std::string, int> chosen;
   auto consider = [&]() {
     long long product = 1;
     for (const auto& [axis, value] : chosen) product *= value;
     if (target % product != 0) return;
-    Candidate c;
+    LayoutCandidate c;
     c.values = chosen;
     c.values["data"] = static_cast<int>(target / product);
     if (stages_dcn > 1) c.values["stage"] = stages_dcn;
@@ -190,7 +190,7 @@ ElasticLayout lay_out_slices(const ElasticLayoutInput& in) {
     }
     const std::string& axis = varied[index];
     // Larger divisors first, so that ties keep the written value.
-    auto divisors = divisors_of(from[axis]);
+    auto divisors = layout_divisors(from[axis]);
     std::reverse(divisors.begin(), divisors.end());
     for (int d : divisors) {
       chosen[axis] = d;
@@ -208,9 +208,9 @@ ElasticLayout lay_out_slices(const ElasticLayoutInput& in) {
                            "of them past its written value";
     return out;
   }
-  const Candidate& best =
-      *std::min_element(candidates.begin(), candidates.end(),
-                        [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
+  const LayoutCandidate& best = *std::min_element(
+      candidates.begin(), candidates.end(),
+      [](const LayoutCandidate& a, const LayoutCandidate& b) { return a.cost < b.cost; });
 
   out.ok = true;
   for (const auto& [key, value] : in.parallelism)
