@@ -95,6 +95,10 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
     input.history = load_plan_history(tx, *s.spec.model, input.accelerator->type,
                                       input.accelerator->peak_tflops_per_device, s.spec_json);
   auto plan = core::make_plan(input);
+  // Elastic runs: every slice count from min_slices up, planned the same way; a min_slices shape
+  // that cannot run refuses the submission like any other plan error.
+  s.elastic = core::plan_elastic_shapes(input);
+  core::add_min_slices_error(plan, s.elastic, s.spec);
   s.plan_ok = plan.ok;
   s.plan_blocked = core::has_blocking_errors(plan);
   for (const std::string& check : plan.skipped_checks) {
@@ -105,7 +109,13 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
     s.skipped.emplace_back(check, std::move(codes));
   }
   s.plan = core::to_json(plan);
+  s.plan["elastic"] = core::to_json(s.elastic);
   return s;
+}
+
+std::vector<core::ElasticShape> plan_stored_shapes(db::Transaction& tx,
+                                                   const nlohmann::json& stored_spec) {
+  return prepare_submission(tx, stored_spec).elastic;
 }
 
 }  // namespace podium::api

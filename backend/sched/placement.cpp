@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -188,7 +189,21 @@ PlacementPlan place(const std::vector<ClusterSnapshot>& clusters,
                std::to_string(cs.snapshot->hosts_per_slice));
       continue;
     }
-    const int required = r.min_slices.value_or(r.num_slices);
+    int required = r.min_slices.value_or(r.num_slices);
+    // Elastic counts whose shape plans, within min_slices..num_slices, ascending.
+    std::vector<int> allowed;
+    if (r.min_slices && r.allowed_slices) {
+      for (int n : *r.allowed_slices)
+        if (n >= required && n <= r.num_slices) allowed.push_back(n);
+      std::sort(allowed.begin(), allowed.end());
+      if (allowed.empty()) {
+        wait(r, WaitReason::never_fits,
+             "no slice count from " + std::to_string(required) + " to " +
+                 std::to_string(r.num_slices) + " has a shape that plans");
+        continue;
+      }
+      required = allowed.front();
+    }
     const int healthy = static_cast<int>(cs.census.healthy.size());
     if (required > healthy) {
       wait(r, WaitReason::never_fits,
@@ -208,7 +223,9 @@ PlacementPlan place(const std::vector<ClusterSnapshot>& clusters,
       cs.blocked_by = r.id;
       continue;
     }
-    const int take = std::min(r.num_slices, available);
+    int take = std::min(r.num_slices, available);
+    if (!allowed.empty())  // the largest allowed count that is free (required is allowed)
+      take = *std::prev(std::upper_bound(allowed.begin(), allowed.end(), take));
     std::vector<int> chosen(cs.free.begin(), cs.free.begin() + take);
     cs.free.erase(cs.free.begin(), cs.free.begin() + take);
     plan.placements.push_back(make_placement(*cs.snapshot, cs.census, r, std::move(chosen)));

@@ -17,7 +17,9 @@
 //    hosts_per_slice, unknown cluster) does not block: it is reported and skipped, since holding
 //    the queue for repairs that may never happen would stall everyone.
 //  - Elastic runs (min_slices set): placed on min(num_slices, free slices) when that is at least
-//    min_slices; they block like any other run while fewer than min_slices are free.
+//    min_slices; they block like any other run while fewer than min_slices are free. With
+//    allowed_slices, on the largest allowed count that is free, and they block while fewer
+//    slices than the smallest allowed count are free.
 //  - Clusters are independent.
 
 #include <cstdint>
@@ -53,6 +55,9 @@ struct QueuedRun {
   std::string cluster;  // ClusterSnapshot::id
   int num_slices = 1;
   std::optional<int> min_slices;  // elastic when set
+  // Elastic: the slice counts whose shape plans (engine/core/plan/elastic_shapes.h); the run is
+  // placed on the largest of them that is free. Unset: every count from min_slices up.
+  std::optional<std::vector<int>> allowed_slices;
   int hosts_per_slice = 1;
   Priority priority = Priority::medium;
   std::int64_t created_at = 0;  // any monotonic order key (e.g. microseconds since epoch)

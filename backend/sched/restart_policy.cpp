@@ -66,6 +66,16 @@ RestartDecision decide_restart(const RestartInput& in) {
   const std::string cls(core::to_string(in.failure_class));
   const Rule rule = rule_for(in.failure_class);
   if (rule == Rule::recover) {
+    if (in.max_recoveries && std::max(0, in.recoveries_used) >= std::max(0, *in.max_recoveries)) {
+      RestartDecision d =
+          decide(RestartAction::fail, cls + ": max_recoveries reached (" +
+                                          std::to_string(std::max(0, in.recoveries_used)) +
+                                          " infrastructure recoveries made, " +
+                                          std::to_string(std::max(0, *in.max_recoveries)) +
+                                          " allowed): the cluster keeps failing under this run");
+      d.recoveries_exhausted = true;
+      return d;
+    }
     return decide(RestartAction::recover, cls + ": recovered without spending the restart budget");
   }
   auto listed = std::find_if(in.exit_codes.begin(), in.exit_codes.end(), [&](int code) {

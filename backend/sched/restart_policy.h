@@ -5,6 +5,7 @@
 //   failure class        | exit code in restart_on_exit_codes | otherwise
 //   ---------------------+------------------------------------+----------------------------------
 //   preempted, host_lost | recover (no budget spent)          | recover (no budget spent)
+//                        | ... until max_recoveries are made, then fail
 //   error                | restart while budget, else fail    | restart while budget, else fail
 //   oom, mesh, config,   | restart while budget, else fail    | fail at once
 //   nan, data_exhausted, |                                    |
@@ -16,6 +17,7 @@
 // deterministic classes fail at once. Every restart and recovery resumes from the latest finished
 // checkpoint (the dispatcher's job).
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,12 +41,17 @@ struct RestartInput {
   int restarts_used = 0;        // restarts already spent (recoveries not counted)
   int max_restarts = 0;
   std::vector<int> restart_on_exit_codes;
+  // Infrastructure recoveries already made, and the run spec's max_recoveries (unset: no bound).
+  // A cluster that keeps losing hosts under a run ends it as failed instead of looping.
+  int recoveries_used = 0;
+  std::optional<int> max_recoveries;
 };
 
 struct RestartDecision {
   RestartAction action = RestartAction::fail;
   bool spends_budget = false;  // true iff action == restart
   std::string reason;
+  bool recoveries_exhausted = false;  // failed because max_recoveries was reached
 };
 
 RestartDecision decide_restart(const RestartInput& input);

@@ -18,6 +18,7 @@
 #include "backend/api/bootstrap.h"
 #include "backend/api/hub_credential_changes.h"
 #include "backend/api/plan_check.h"
+#include "backend/api/run_submission.h"
 #include "backend/api/run_summary_store.h"
 #include "backend/common/config.h"
 #include "backend/common/open_files_limit.h"
@@ -284,6 +285,8 @@ int run(int argc, char** argv) {
   api::register_engine_metrics(ctx);
   sched::Dispatcher dispatcher(database, hub, engine, log);
   dispatcher.set_external_engines(&external);
+  // Elastic shrink and grow plan each slice count like a submission (run_submission.h).
+  dispatcher.set_shape_planner(api::plan_stored_shapes);
 
   const http::ServerOptions server_options = server::http_options(config, app.router());
   http::HttpServer server(

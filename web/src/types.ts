@@ -37,6 +37,7 @@ export type Me = Schemas['MeUser'];
 
 export type Plan = Schemas['Plan'];
 export type PlanIssue = Schemas['PlanIssue'];
+export type ElasticShape = Schemas['ElasticShape'];
 export type Alternative = Plan['alternatives'][number];
 export type Topology = NonNullable<Plan['topology']>;
 

@@ -57,7 +57,7 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
       "SELECT a.id, a.run_id, a.number, a.state, a.ending_cause, a.user_cancelled, "
       "a.num_slices, a.executor, a.engine_end::text AS engine_end, a.preemption_notice, "
       "r.state AS run_state, "
-      "r.spec::text AS spec, r.restarts "
+      "r.spec::text AS spec, r.restarts, r.recoveries "
       "FROM attempts a JOIN runs r ON r.id = a.run_id WHERE a.id = $1 AND a.finished_at IS NULL "
       "FOR UPDATE OF a, r",
       {attempt_id});
@@ -131,6 +131,7 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
   std::string next_run_state;
   std::string run_cause;
   bool spend_restart = false, recovered = false;
+  std::string recoveries_exhausted;  // the max_recoveries verdict, when it ended the run
 
   if (grow) {
     attempt_state = AttemptState::cancelled;
@@ -155,7 +156,11 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
     if (spec.contains("restart_on_exit_codes") && spec["restart_on_exit_codes"].is_array())
       for (const auto& c : spec["restart_on_exit_codes"])
         if (c.is_number_integer()) in.restart_on_exit_codes.push_back(c.get<int>());
+    in.recoveries_used = static_cast<int>(a.int64(0, "recoveries"));
+    if (spec.contains("max_recoveries") && spec["max_recoveries"].is_number_integer())
+      in.max_recoveries = spec["max_recoveries"].get<int>();
     auto decision = decide_restart(in);
+    if (decision.recoveries_exhausted) recoveries_exhausted = decision.reason;
     decision_json = to_json(decision);
     const std::string what = *failure_class + ": " + classification.reason;
     switch (decision.action) {
@@ -195,7 +200,10 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
   if (recovered) count_recovery(tx, run_id);
   // The run shows why it failed in one line (a code_error's exception line among it).
   if (next_run_state == "failed")
-    record_run_failure(tx, run_id, *failure_class, classification.reason);
+    record_run_failure(tx, run_id, *failure_class,
+                       recoveries_exhausted.empty()
+                           ? classification.reason
+                           : recoveries_exhausted + " (last: " + classification.reason + ")");
   if (!transition_run(tx, run_id, run_state, next_run_state, run_cause)) {
     // starting/running -> succeeded etc. are legal; anything else means the run moved on
     // (another replica finished it): record why the attempt ended anyway.

@@ -12,6 +12,7 @@
 #include "backend/sched/dispatch/external_attempts.h"
 #include "backend/sched/launch_spec.h"
 #include "backend/sched/placement.h"
+#include "engine/core/plan/elastic_layout.h"
 #include "engine/core/text/json_text.h"
 #include "engine/core/topology/accelerator.h"
 
@@ -113,7 +114,48 @@ struct Candidate {
   std::string state;
   json spec;
   std::optional<std::string> dataset_uri;
+  std::vector<core::ElasticShape> shapes;  // elastic runs: min_slices up (elastic_shapes.h)
 };
+
+// Elastic shapes from the DCN layout alone, for a dispatcher without a shape planner.
+std::vector<core::ElasticShape> layout_only_shapes(const json& spec, int requested) {
+  std::vector<core::ElasticShape> shapes;
+  const auto min = min_slices_of(spec);
+  if (!min || *min < 1 || *min >= requested) return shapes;
+  core::ElasticLayoutInput in;
+  if (spec.contains("parallelism") && spec["parallelism"].is_object())
+    for (const auto& [key, value] : spec["parallelism"].items())
+      if (value.is_number_integer()) in.parallelism[key] = value.get<int>();
+  in.from_slices = requested;
+  for (int n = *min; n <= requested; ++n) {
+    core::ElasticShape shape;
+    shape.slices = n;
+    in.to_slices = n;
+    shape.layout = core::lay_out_slices(in);
+    shape.usable = shape.layout.ok;
+    shape.verdict = shape.layout.ok ? "ok" : "no_layout";
+    if (!shape.layout.ok) shape.problems.push_back(shape.layout.reason);
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+// The slice counts an elastic run may be placed on: its usable shapes and its full request
+// (which the submission planned and accepted).
+std::vector<int> usable_slice_counts(const std::vector<core::ElasticShape>& shapes, int requested) {
+  std::vector<int> out;
+  for (const auto& s : shapes)
+    if (s.usable && s.slices != requested) out.push_back(s.slices);
+  out.push_back(requested);
+  return out;
+}
+
+const core::ElasticShape* elastic_shape_of(const std::vector<core::ElasticShape>& shapes,
+                                           int slices) {
+  for (const auto& s : shapes)
+    if (s.slices == slices && s.layout.ok) return &s;
+  return nullptr;
+}
 
 // Writes the attempt of one placement (through the lifecycle writer), its ranks, and moves the
 // run to starting.
@@ -128,6 +170,13 @@ void place_attempt(db::Transaction& tx, const Candidate& run, const Placement& p
   in.attempt_id = next.id;
   in.attempt_number = next.number;
   in.spec = run.spec;
+  // Elastic on fewer (or, growing, more) slices than the spec was written for: the laid-out
+  // DCN values (elastic_layout.h), not only dcn_data.
+  const core::ElasticShape* shape = nullptr;
+  if (static_cast<int>(p.slices.size()) != requested) {
+    shape = elastic_shape_of(run.shapes, static_cast<int>(p.slices.size()));
+    if (shape) in.spec = core::spec_for_shape(run.spec, *shape);
+  }
   in.dataset_uri = run.dataset_uri;
   in.gang_slices = static_cast<int>(p.slices.size());
   in.requested_slices = requested;
@@ -173,6 +222,11 @@ void place_attempt(db::Transaction& tx, const Candidate& run, const Placement& p
   if (p.elastic_partial)
     cause += "; elastic: " + std::to_string(p.slices.size()) + " of " + std::to_string(requested) +
              " slices (fewer healthy slices than asked)";
+  if (shape && !shape->layout.changes.empty()) {
+    cause += "; layout ";
+    for (size_t i = 0; i < shape->layout.changes.size(); ++i)
+      cause += (i ? ", " : "") + shape->layout.changes[i];
+  }
   AttemptPlacement placement;
   placement.slices = p.slices;
   placement.world_size = p.world_size;
@@ -397,6 +451,11 @@ int Dispatcher::schedule_once() {
       q.cluster = c.cluster_id;
       q.num_slices = requested_slices(c.spec, cl->second.num_slices);
       q.min_slices = min_slices_of(c.spec);
+      if (q.min_slices && *q.min_slices < q.num_slices) {
+        auto& cand = candidates[id];
+        cand.shapes = elastic_shapes(tx, id, c.state, c.spec, q.num_slices);
+        q.allowed_slices = usable_slice_counts(cand.shapes, q.num_slices);
+      }
       q.hosts_per_slice = cl->second.snapshot.hosts_per_slice;
       q.priority = parse_priority(key.first).value_or(Priority::medium);
       q.created_at = key.second;
@@ -453,6 +512,14 @@ int Dispatcher::check_growth_once() {
       }
       auto decision = check_grow(info.snapshot, run, queued);
       if (!decision.grow) continue;
+      // Grow only onto a count whose shape plans: the largest usable one within reach.
+      const auto usable = usable_slice_counts(
+          elastic_shapes(tx, run.run_id, "running", spec, run.num_slices), run.num_slices);
+      int target = run.current_slices;
+      for (int n : usable)
+        if (n > target && n <= decision.target_slices) target = n;
+      if (target == run.current_slices) continue;
+      decision.target_slices = target;
       request_grow(tx, run.run_id);
       record_run_note(tx, run.run_id, "running",
                       "grow requested: " + std::to_string(run.current_slices) + " -> " +
@@ -462,6 +529,49 @@ int Dispatcher::check_growth_once() {
     }
     return changed;
   });
+}
+
+std::vector<core::ElasticShape> Dispatcher::elastic_shapes(db::Transaction& tx,
+                                                           const std::string& run_id,
+                                                           const std::string& run_state,
+                                                           const json& spec, int requested) {
+  constexpr auto kShapeTtl = std::chrono::seconds(30);
+  const std::string spec_text = core::json_text(spec);
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(shapes_mutex_);
+  auto& cached = shape_cache_[run_id];
+  if (cached.spec_text == spec_text && now - cached.planned_at < kShapeTtl) return cached.shapes;
+  std::vector<core::ElasticShape> shapes;
+  if (shape_planner_) {
+    try {
+      shapes = shape_planner_(tx, spec);
+    } catch (const db::DbError&) {
+      throw;  // the transaction is gone: the round fails and the next one plans again
+    } catch (const std::exception& e) {
+      // The spec no longer plans at all (its cluster or dataset is gone): the layout decides.
+      log_->warn(core::json_text(
+          {{"msg", "elastic shapes not planned"}, {"run", run_id}, {"error", e.what()}}));
+      shapes = layout_only_shapes(spec, requested);
+    }
+  } else {
+    shapes = layout_only_shapes(spec, requested);
+  }
+  // Say once (per distinct answer) which counts will not be used, and why.
+  std::string told;
+  for (const auto& s : shapes) {
+    if (s.usable || s.slices == requested) continue;
+    told += (told.empty() ? "" : "; ") + std::to_string(s.slices) + " slices: ";
+    for (size_t i = 0; i < s.problems.size(); ++i) told += (i ? ", " : "") + s.problems[i];
+  }
+  if (!told.empty() && told != cached.told)
+    record_run_note(tx, run_id, run_state, "elastic: shapes that will not be used: " + told);
+  cached.told = told;
+  cached.spec_text = spec_text;
+  cached.planned_at = now;
+  cached.shapes = shapes;
+  // Runs that ended leave the cache when it is swept (a run's entry is small; sweep rarely).
+  if (shape_cache_.size() > 4096) shape_cache_.clear();
+  return shapes;
 }
 
 }  // namespace podium::sched

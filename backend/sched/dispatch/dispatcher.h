@@ -10,8 +10,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <spdlog/logger.h>
 
@@ -19,6 +27,7 @@
 #include "backend/db/notification_hub.h"
 #include "backend/sched/dispatch/engine_settings.h"
 #include "backend/sched/dispatch/external_attempts.h"
+#include "engine/core/plan/elastic_shapes.h"
 
 namespace podium::sched {
 
@@ -43,8 +52,21 @@ class Dispatcher {
   // Slurm and Kubernetes attempts are driven from the same loop (before start()).
   void set_external_engines(ExternalEngines* engines) { external_ = engines; }
 
+  // Elastic shrink and grow (issue 30 point 5): plans a stored run spec's shapes, min_slices up,
+  // like a submission (the server wires api::plan_stored_shapes, before start()). Without one,
+  // the DCN layout alone (engine/core/plan/elastic_layout.h) decides which counts are usable.
+  using ShapePlanner =
+      std::function<std::vector<core::ElasticShape>(db::Transaction&, const nlohmann::json& spec)>;
+  void set_shape_planner(ShapePlanner planner) { shape_planner_ = std::move(planner); }
+
  private:
   void loop();
+  // An elastic run's shapes, planned at most every kShapeTtl per run (the spec does not change;
+  // its cluster, dataset and model facts may). The first time a plan leaves counts unusable, the
+  // run gets an event saying which and why.
+  std::vector<core::ElasticShape> elastic_shapes(db::Transaction& tx, const std::string& run_id,
+                                                 const std::string& run_state,
+                                                 const nlohmann::json& spec, int requested);
 
   db::Database& db_;
   db::NotificationHub& hub_;
@@ -57,6 +79,15 @@ class Dispatcher {
   bool database_failing_ = false;
   ExternalEngines* external_ = nullptr;
   std::atomic<bool> stopping_{false};
+  ShapePlanner shape_planner_;
+  struct CachedShapes {
+    std::string spec_text;
+    std::chrono::steady_clock::time_point planned_at;
+    std::vector<core::ElasticShape> shapes;
+    std::string told;  // the unusable-shapes event last written for this run
+  };
+  std::mutex shapes_mutex_;
+  std::map<std::string, CachedShapes> shape_cache_;
   std::thread thread_;
 };
 

@@ -189,6 +189,30 @@ TEST(PlacementTest, ElasticRunTakesWhatIsFreeAboveItsMinimum) {
   EXPECT_EQ(waiting(invalid, "e")->reason, WaitReason::invalid_request);
 }
 
+TEST(PlacementTest, ElasticRunTakesTheLargestAllowedShapeThatIsFree) {
+  auto c = cluster("c", 4, 1);
+  host(c, 3, 0).busy = true;  // 3 free; only 2 and 4 slices have a shape that plans
+  auto r = run("e", "c", 4, 1, Priority::medium, 1, 1);
+  r.allowed_slices = std::vector<int>{4, 2};
+  auto plan = place({c}, {r});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_THAT(plan.placements[0].slices, ElementsAre(0, 1));
+
+  host(c, 1, 0).busy = true;
+  host(c, 2, 0).busy = true;  // 1 free: below the smallest allowed count, it waits and blocks
+  auto below = place({c}, {r, run("small", "c", 1, 1, Priority::low, 2)});
+  EXPECT_TRUE(below.placements.empty());
+  EXPECT_EQ(waiting(below, "e")->reason, WaitReason::waiting_for_capacity);
+  EXPECT_EQ(waiting(below, "small")->reason, WaitReason::blocked);
+
+  // No count plans: the run never fits and does not hold the queue.
+  r.allowed_slices = std::vector<int>{};
+  auto none = place({cluster("c", 4, 1)}, {r, run("small", "c", 1, 1, Priority::low, 2)});
+  EXPECT_EQ(waiting(none, "e")->reason, WaitReason::never_fits);
+  EXPECT_THAT(waiting(none, "e")->detail, ::testing::HasSubstr("has a shape that plans"));
+  EXPECT_THAT(placed_ids(none), ElementsAre("small"));
+}
+
 TEST(PlacementTest, GrowDecision) {
   auto c = cluster("c", 4, 1);
   host(c, 0, 0).busy = true;

@@ -88,5 +88,35 @@ TEST(RestartPolicyTest, ReasonsAndJson) {
   EXPECT_EQ(to_string(RestartAction::fail), "fail");
 }
 
+TEST(RestartPolicyTest, MaxRecoveriesBoundsAFlappingCluster) {
+  auto in = input(FailureClass::host_lost, 0, 3);
+  in.max_recoveries = 2;
+  in.recoveries_used = 1;
+  auto second = decide_restart(in);
+  EXPECT_EQ(second.action, RestartAction::recover);
+  EXPECT_FALSE(second.recoveries_exhausted);
+  in.recoveries_used = 2;
+  auto third = decide_restart(in);
+  EXPECT_EQ(third.action, RestartAction::fail);
+  EXPECT_TRUE(third.recoveries_exhausted);
+  EXPECT_FALSE(third.spends_budget);
+  EXPECT_EQ(third.reason,
+            "host_lost: max_recoveries reached (2 infrastructure recoveries made, 2 allowed): the "
+            "cluster keeps failing under this run");
+  in.failure_class = FailureClass::preempted;
+  EXPECT_EQ(decide_restart(in).action, RestartAction::fail);
+  // max_recoveries 0: not even one recovery; unset: no bound.
+  in.max_recoveries = 0;
+  in.recoveries_used = 0;
+  EXPECT_EQ(decide_restart(in).action, RestartAction::fail);
+  in.max_recoveries.reset();
+  in.recoveries_used = 1000;
+  EXPECT_EQ(decide_restart(in).action, RestartAction::recover);
+  // Restarts are not bounded by it.
+  auto error = input(FailureClass::error, 0, 3, {1});
+  error.max_recoveries = 0;
+  EXPECT_EQ(decide_restart(error).action, RestartAction::restart);
+}
+
 }  // namespace
 }  // namespace podium::sched

@@ -2678,6 +2678,29 @@ export interface components {
                 changed_axes?: number;
                 per_device_gib?: number;
             }[];
+            /** @description An elastic run's shapes (run spec `min_slices`): every slice count from min_slices up to the slices it asks for, laid out over its own DCN axes and planned like a submission (`engine/core/plan/elastic_shapes.h`, docs/planner.md "Elastic shapes"). Empty when the spec has no min_slices below its slice count. A min_slices shape that is not usable adds the error `elastic_min_slices`. */
+            elastic?: components["schemas"]["ElasticShape"][];
+        };
+        ElasticShape: {
+            slices: number;
+            /**
+             * @description ok: plans without errors; skipped: its errors are all waived by skip_checks or force; refused: an error remains; no_layout: the slice count cannot be laid over the run's DCN axes (a mesh error).
+             * @enum {string}
+             */
+            verdict: "ok" | "skipped" | "refused" | "no_layout";
+            /** @description The dispatcher may shrink or grow the run onto this count. */
+            usable: boolean;
+            problems: string[];
+            /** @description How the DCN values differ from the spec's, e.g. "dcn_fsdp 2 -> 1". */
+            changes: string[];
+            /** @description The parallelism the run is launched with on this many slices (null without a layout). */
+            parallelism: {
+                [key: string]: number;
+            } | null;
+            /** @description Estimated HBM per device. */
+            memory_gib: number | null;
+            fits: boolean | null;
+            step_seconds: number | null;
         };
         /** @enum {string} */
         AttemptState: "pending" | "starting" | "running" | "succeeded" | "failed" | "cancelled";

@@ -2,7 +2,7 @@
 // alternatives that fix them in one click.
 import { count, gib, num, pct, seconds } from '../format';
 import { ErrorBox } from './ui';
-import type { Alternative, Plan } from '../types';
+import type { Alternative, ElasticShape, Plan } from '../types';
 
 const BREAKDOWN_COLORS = ['#2f5fd0', '#3f9d6b', '#b7791f', '#a23f8c', '#d1495b', '#5b8e7d', '#7a5cc4', '#c77d2e', '#6c757d'];
 
@@ -74,6 +74,7 @@ export function PlanPanel({ plan, error, planning, onApply }: { plan: Plan | nul
               </dl>
             </section>
           )}
+          {plan.elastic && plan.elastic.length > 0 && <ElasticShapes shapes={plan.elastic} />}
         </>
       )}
     </aside>
@@ -123,6 +124,29 @@ function MemoryBar({ memory }: { memory: NonNullable<Plan['memory']> }) {
       <ul class="legend">
         {parts.map(([k, v], i) => <li key={k}><span class="swatch" style={{ background: BREAKDOWN_COLORS[i % BREAKDOWN_COLORS.length] }} />{k.replace(/_/g, ' ')} {gib(v)}</li>)}
       </ul>
+    </section>
+  );
+}
+
+// An elastic run's shapes (min_slices up): the layout each slice count runs with and whether it
+// plans; the dispatcher shrinks and grows only onto usable ones.
+function ElasticShapes({ shapes }: { shapes: ElasticShape[] }) {
+  return (
+    <section>
+      <h3>Elastic shapes</h3>
+      <table class="elastic-shapes">
+        <thead><tr><th>Slices</th><th>Verdict</th><th>DCN layout</th><th>HBM/device</th></tr></thead>
+        <tbody>
+          {shapes.map((s) => (
+            <tr key={s.slices} data-elastic-slices={s.slices} data-verdict={s.verdict}>
+              <td>{s.slices}</td>
+              <td class={s.usable ? '' : 'bad'}>{s.verdict}{s.problems.length > 0 && <div class="hint">{s.problems.join('; ')}</div>}</td>
+              <td>{s.changes.length > 0 ? s.changes.join(', ') : 'as written'}</td>
+              <td>{s.memory_gib === null ? '–' : gib(s.memory_gib)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   );
 }

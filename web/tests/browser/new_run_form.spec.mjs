@@ -95,3 +95,25 @@ test('a run submitted from the form reaches the agents with the env and entrypoi
   await shot('run-env-entrypoint');
   await cancelRun(podium, id);
 });
+
+test('an elastic run shows every slice count from min_slices up in the plan panel', async ({ page, podium, shot }) => {
+  await page.goto(`${podium.base}/runs/new`);
+  await page.waitForSelector('[data-test=plan-panel]');
+  await page.click('summary:has-text("Paste a run YAML")');
+  const yaml = [
+    'name: web-elastic', 'cluster: web', 'workload: reference', 'model: reference-tiny', 'steps: 10',
+    'per_device_batch_size: 4', 'max_target_length: 128', 'num_slices: 4', 'min_slices: 2',
+    'parallelism:', '  dcn_fsdp: 2', '',
+  ].join('\n');
+  await page.fill('textarea[name=yaml]', yaml);
+  await page.click('button:has-text("Load into the form")');
+  const rows = page.locator('[data-test=plan-panel] tr[data-elastic-slices]');
+  await rows.nth(2).waitFor({ timeout: 30000 });
+  assert(await rows.count() === 3, `elastic rows: ${await rows.count()}`);
+  const two = page.locator('[data-test=plan-panel] tr[data-elastic-slices="2"]');
+  assert(await two.getAttribute('data-verdict') === 'ok', 'the 2-slice shape plans');
+  assert((await two.textContent()).includes('dcn_data 2 -> 1'), `the 2-slice layout: ${await two.textContent()}`);
+  const three = await page.locator('[data-test=plan-panel] tr[data-elastic-slices="3"]').textContent();
+  assert(three.includes('dcn_fsdp 2 -> 1'), `the 3-slice layout: ${three}`);
+  await shot('new-run-elastic-shapes');
+});
