@@ -1,6 +1,7 @@
 // Code bundles: PUT /api/v1/bundles/{digest} stores the archive `podium runs submit --code`
 // packed (checked: digest, gzip'd ustar, safe paths, limits); GET returns its facts or bytes;
-// agents fetch the bundle of a run they hold a rank of (docs/agent-protocol.md).
+// agents fetch the bundle of a run they hold a rank of, and ranks under Slurm or Kubernetes the
+// bundle of their own attempt's run with its attach token (docs/agent-protocol.md).
 #include <sodium.h>
 
 #include <chrono>
@@ -163,12 +164,31 @@ http::Response get_bundle_archive(ApiContext& ctx, http::RequestContext& rc) {
   return archive_response(ctx, digest, find_bundle(ctx, digest));
 }
 
-// An agent may fetch only the bundle of a run it holds a live rank of.
+// A host's agent may fetch only the bundle of a run it holds a live rank of; a rank under an
+// external engine (its attach token) only the bundle of its own attempt's run, while that
+// attempt lives. A cluster's worker token (which may only register) fetches nothing.
 http::Response get_agent_bundle(ApiContext& ctx, http::RequestContext& rc) {
   const auto digest = digest_param(rc);
   const auto& worker = rc.principal->worker_id;
-  if (worker.empty() || !rc.principal->attempt_id.empty())
-    throw http::forbidden("bundles are fetched with the credential a host's registration returned");
+  const auto& attempt = rc.principal->attempt_id;
+  if (!attempt.empty()) {
+    auto mine = ctx.db.transact(
+        [&](db::Transaction& tx) {
+          return tx.exec(
+              "SELECT 1 FROM attempts a JOIN runs r ON r.id = a.run_id WHERE a.id = $1 AND "
+              "a.finished_at IS NULL AND a.ending_cause IS NULL AND r.code_bundle = $2",
+              {attempt, digest});
+        },
+        db::TxMode::read_only);
+    if (mine.empty())
+      throw http::forbidden("attempt " + attempt + " is ending or over, or its run does not use " +
+                            digest);
+    return archive_response(ctx, digest, find_bundle(ctx, digest));
+  }
+  if (worker.empty())
+    throw http::forbidden(
+        "bundles are fetched with the credential a host's registration returned, or a rank's "
+        "attach token");
   auto held = ctx.db.transact(
       [&](db::Transaction& tx) {
         return tx.exec(

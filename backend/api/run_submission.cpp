@@ -35,14 +35,8 @@ Submission prepare_submission(db::Transaction& tx, const nlohmann::json& body) {
       "clusters WHERE id = $1",
       {s.cluster_id});
   if (s.spec.code_bundle) {
-    // Bundles are unpacked by podium-worker agents; an engine's pods and jobs start from the
-    // image or the shared filesystem they were given.
-    if (cluster.at(0, "executor") != "agent")
-      throw http::unprocessable(
-          "cluster " + s.spec.cluster + " runs on its " + cluster.at(0, "executor") +
-              " executor, which starts ranks from the image or a shared filesystem; code "
-              "bundles are unpacked by podium-worker agents",
-          {{"code_bundle", "not available on " + cluster.at(0, "executor") + " clusters"}});
+    // Every executor runs bundles: agents unpack them, and under Slurm or Kubernetes the rank's
+    // wrapper (podium-worker attach) fetches, checks and unpacks them before the rank starts.
     if (tx.exec("SELECT 1 FROM code_bundles WHERE digest = $1", {*s.spec.code_bundle}).empty())
       throw http::unprocessable(
           "no bundle " + *s.spec.code_bundle + "; upload it first (podium runs submit --code DIR)",

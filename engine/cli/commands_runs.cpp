@@ -618,7 +618,7 @@ void add_run_commands(std::vector<Command>& out) {
           "--code DIR packs DIR's files (not .git, nor what .gitignore files or a top-level\n"
           ".podiumignore exclude), uploads the bundle unless the server has it, and names it in\n"
           "the spec (code_bundle); each rank starts in its own unpacked copy, where a relative\n"
-          "workdir is a directory inside it. Agent clusters only."),
+          "workdir is a directory inside it (agents, Slurm and Kubernetes alike)."),
       "-f FILE"));
   out.push_back(make_command("runs", "cancel", "ID", "cancel a run", {}, 1, 1, runs_cancel));
   out.push_back(

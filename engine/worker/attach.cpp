@@ -4,6 +4,7 @@
 
 #include "engine/core/text/json_text.h"
 #include "engine/worker/assignment.h"
+#include "engine/worker/code_tree.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/log_spool.h"
 #include "engine/worker/logging.h"
@@ -76,6 +77,16 @@ int run_attach(const core::AttachIdentity& identity, const AttachOptions& option
     if (!pause(backoff.next(), stop)) return 128 + 15;
   }
   if (!options.command.empty()) assignment->command = options.command;
+  if (assignment->invalid.empty() && !options.code_bundle.empty() &&
+      options.code_bundle != assignment->code_bundle) {
+    // The job was built for one bundle and Podium assigns another (or none): neither the image's
+    // code nor a guess is what the run asked for. A job without PODIUM_CODE_BUNDLE (submitted
+    // before bundles reached engines) takes the assignment's.
+    assignment->invalid =
+        std::string(kCodeBundleUnusable) + "the job names " + options.code_bundle +
+        " but the assignment " +
+        (assignment->code_bundle.empty() ? std::string("none") : assignment->code_bundle);
+  }
   log().info(
       "rank {} of attempt {}: starting {}", assignment->rank, assignment->attempt_id,
       assignment->command.empty() ? std::string("(no command)") : assignment->command.front());

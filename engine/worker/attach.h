@@ -4,8 +4,9 @@
 // (engine/core/launch/attach_identity.h), joins its attempt with the per-attempt token Podium
 // minted (PODIUM_ATTACH_TOKEN, from the environment only), waits until every rank joined, runs the
 // rank's command exactly as an agent does (engine/worker/rank_runner.h: same log spool, uploads,
-// checkpoints and exit report), echoes the rank's lines to its own stdout for the engine's log,
-// and exits with the rank's exit status, so the engine sees what the rank did.
+// checkpoints and exit report, and the run's code bundle fetched, checked and unpacked into a
+// per-attempt directory), echoes the rank's lines to its own stdout for the engine's log, and
+// exits with the rank's exit status, so the engine sees what the rank did.
 
 #include <atomic>
 #include <chrono>
@@ -29,6 +30,10 @@ struct AttachOptions {
   std::chrono::milliseconds join_timeout{std::chrono::minutes(10)};
   std::function<void(const std::string&)> echo;  // each output line of the rank
   std::string probe_python;  // probes the rank's environment before it starts (RankContext)
+  // PODIUM_CODE_BUNDLE: the bundle the engine's job was submitted with ("" for none). The
+  // assignment must name the same one; the rank then runs in its unpacked copy exactly as under
+  // an agent (engine/worker/code_tree.h: fetched with the attach token, digest checked).
+  std::string code_bundle;
 };
 
 // Exit codes of attach itself (the rank's own status otherwise; 128+N for a signal N).

@@ -54,11 +54,15 @@ std::string archive_bytes(ControlPlane& api, const Assignment& a, const CodeTree
     fs::remove(file, ec);  // damaged or cut short: fetch it again
   }
   Backoff backoff;
+  std::chrono::milliseconds waited{0};
+  int mismatches = 0;
+  std::string last_failure;
   for (;;) {
     const auto r = api.download("bundles/" + a.code_bundle,
                                 static_cast<size_t>(a.code_bundle_bytes) + 1, o.request_timeout);
     if (r.ok()) {
-      if (bundle::bundle_digest(r.body) == a.code_bundle) {
+      const auto got = bundle::bundle_digest(r.body);
+      if (got == a.code_bundle) {
         fs::create_directories(cache, ec);
         const fs::path tmp =
             cache / (file.filename().string() + ".partial-" + std::to_string(::getpid()));
@@ -71,15 +75,30 @@ std::string archive_bytes(ControlPlane& api, const Assignment& a, const CodeTree
         prune(cache, o.keep_archives, file);
         return r.body;
       }
-      // A body cut short or altered on the way: the same as a transport failure.
+      // A body cut short or altered on the way is retried like a transport failure, a few
+      // times: the same wrong bytes again and again are the stored bundle itself.
+      last_failure = "the server sent " + std::to_string(r.body.size()) +
+                     " bytes whose digest is " + got + ", not " + a.code_bundle;
+      if (++mismatches >= o.max_digest_mismatches) {
+        error = std::string(kCodeBundleUnusable) + last_failure + " (" +
+                std::to_string(mismatches) + " downloads)";
+        return {};
+      }
     } else if (!r.transient()) {
-      error = "cannot fetch the code bundle " + a.code_bundle + ": " + r.describe();
+      error =
+          std::string(kCodeBundleUnusable) + "cannot fetch " + a.code_bundle + ": " + r.describe();
+      return {};
+    } else {
+      last_failure = r.describe();
+    }
+    const auto pause = backoff.next();
+    if (waited + pause > o.retry_deadline || !sleep(pause)) {
+      error = std::string(kCodeBundleUnusable) + "gave up fetching " + a.code_bundle + " after " +
+              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(waited).count()) +
+              " s of retries (last: " + last_failure + ")";
       return {};
     }
-    if (!sleep(backoff.next())) {
-      error = "gave up fetching the code bundle " + a.code_bundle;
-      return {};
-    }
+    waited += pause;
   }
 }
 
@@ -106,7 +125,7 @@ CodeTree prepare_code_tree(ControlPlane& api, const Assignment& a, const CodeTre
     prune(o.agent_workdir / "code", o.keep_trees, attempt_dir);
     out.dir = dir;
   } catch (const std::exception& e) {
-    out.error = std::string("cannot unpack the code bundle: ") + e.what();
+    out.error = std::string(kCodeBundleUnusable) + "cannot unpack it: " + e.what();
   }
   return out;
 }

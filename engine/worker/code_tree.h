@@ -17,18 +17,29 @@ namespace podium::worker {
 
 struct CodeTree {
   std::filesystem::path dir;  // the unpacked tree, when error is empty
-  std::string error;          // why the rank cannot start
+  // Why the rank cannot start. It begins with kCodeBundleUnusable, the words the server's log
+  // reader knows the failure by (signature code_bundle_unusable): the rank fails as a code error
+  // instead of running whatever the image holds.
+  std::string error;
 };
+
+inline constexpr const char* kCodeBundleUnusable = "code bundle unusable: ";
 
 struct CodeTreeOptions {
   std::filesystem::path agent_workdir;
   std::chrono::milliseconds request_timeout{600000};  // a whole bundle download
   size_t keep_trees = 8;                              // attempts' trees kept on the host
   size_t keep_archives = 8;
+  // Retrying stops once this much time was spent waiting between tries (a server away for
+  // longer fails the rank rather than keep its hosts idle).
+  std::chrono::milliseconds retry_deadline{std::chrono::minutes(10)};
+  // Downloads whose bytes do not hash to the digest before the rank fails: one may be cut short
+  // on the way, several in a row mean the stored bundle is not the one the run names.
+  int max_digest_mismatches = 3;
 };
 
-// Fetches (retrying transient failures through `sleep`, which returns false to give up) and
-// unpacks. Never throws.
+// Fetches (retrying transient failures through `sleep`, which returns false to give up, until
+// retry_deadline) and unpacks. Never throws.
 CodeTree prepare_code_tree(ControlPlane& api, const Assignment& assignment,
                            const CodeTreeOptions& options,
                            const std::function<bool(std::chrono::milliseconds)>& sleep);

@@ -80,6 +80,7 @@ int run_attach_command(const std::vector<std::string>& args, const sigset_t& sig
   options.command = parsed.flags->command;
   options.echo = [](const std::string& line) { std::cout << line << '\n' << std::flush; };
   options.probe_python = env_value("PODIUM_WORKER_PYTHON").value_or("python3");
+  options.code_bundle = env_value("PODIUM_CODE_BUNDLE").value_or("");
   log().info("podium-worker attach {}: {} rank {} of {} (slice {}, host {}), server {}",
              podium::client::client_version(), id.engine, id.rank, id.world, id.slice, id.host,
              server);

@@ -166,6 +166,11 @@ void RankRunner::fail_to_start(const std::string& why) {
   }
   ExitStatus status;
   status.exit_code = 127;
+  {
+    // What was reported is the rank's end: `podium-worker attach` exits with it.
+    std::lock_guard lock(mu_);
+    exit_status_ = status;
+  }
   enqueue(Report{"status", exit_body(assignment_.rank, status), true});
 }
 

@@ -75,7 +75,7 @@ class RankRunner {
   bool finished() const;  // every thread ended
   bool wait_finished(std::chrono::milliseconds timeout) const;
   bool exit_reported() const;
-  // How the process ended, once it did.
+  // How the process ended, once it did (exit code 127 when it could not be started).
   std::optional<ExitStatus> exit_status() const;
 
   const Assignment& assignment() const { return assignment_; }

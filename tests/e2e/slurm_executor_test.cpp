@@ -3,20 +3,26 @@
 // reference run through sbatch/srun and `podium-worker attach` succeeds with both ranks' logs and
 // every step's metrics in Podium; a node set DOWN mid-run ends the attempt as host_lost and, after
 // the node is resumed, the run resumes from its latest checkpoint and succeeds with restarts 0;
-// a cancel leaves no Slurm job behind.
+// a cancel leaves no Slurm job behind; a run submitted with --code runs its bundle on both
+// nodes, and a corrupted bundle fails the rank as a code error (issue 28.3).
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <regex>
 #include <string>
 #include <thread>
-#include <iostream>
 
+#include "engine/bundle/archive.h"
+#include "engine/bundle/bundle_files.h"
 #include "tests/e2e/support/e2e.h"
 
 namespace podium::e2e {
 namespace {
 
 using namespace std::chrono_literals;
+namespace fs = std::filesystem;
 
 // A shell command's standard output (and its exit status in *status).
 std::string sh(const std::string& command, int* status = nullptr) {
@@ -232,6 +238,105 @@ TEST_F(SlurmExecutor, CancelLeavesNoSlurmJob) {
   const auto att = attempts(id);
   ASSERT_EQ(att.size(), 1u);
   EXPECT_EQ(att[0].value("state", ""), "cancelled") << describe_attempts(att);
+}
+
+// Issue 28.3: `podium runs submit --code DIR` on a Slurm cluster. Each node's
+// `podium-worker attach` fetches the run's bundle with its attach token, checks its digest and
+// runs the rank in its own unpacked copy: both ranks print the bundle's marker file.
+TEST_F(SlurmExecutor, ACodeBundleRunsOnEveryNode) {
+  const auto cluster = slurm_cluster();
+  const fs::path code = dir() / "code";
+  fs::create_directories(code / "app");
+  const std::string marker = "marker " + unique_name("m");
+  std::ofstream(code / "app" / "marker.txt") << marker << "\n";
+  std::ofstream(code / "app" / "show.sh") << "echo \"bundle says: $(cat marker.txt)\"\n"
+                                             "echo \"bundle rank $RANK in $(pwd)\"\n";
+  const std::string name = unique_name("slurm-code");
+  const fs::path spec = dir() / "run.yaml";
+  std::ofstream(spec) << "name: " << name << "\ncluster: " << cluster
+                      << "\nworkload: command\ncommand: [\"/bin/sh\", \"show.sh\"]\n"
+                         "workdir: app\nmax_restarts: 0\n";
+  const std::string cli = "PODIUM_SERVER='" + podium().url() + "' PODIUM_TOKEN='" +
+                          podium().server().admin_token() + "' '" + it::binary("podium").string() +
+                          "'";
+  int status = 0;
+  const std::string out =
+      sh(cli + " runs submit -f '" + spec.string() + "' --code '" + code.string() + "'", &status);
+  ASSERT_EQ(status, 0) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("(sha256:[0-9a-f]{64})"))) << out;
+  const std::string digest = m[1].str();
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("submitted run (run_[0-9a-f]+)"))) << out;
+  const std::string id = m[1].str();
+
+  json done;
+  ASSERT_TRUE(wait_for_state(id, "succeeded", 180s, &done)) << diagnostics(id);
+  EXPECT_EQ(done["spec"]["code_bundle"], digest);
+  const auto att = attempts(id);
+  ASSERT_EQ(att.size(), 1u) << describe_attempts(att);
+  const std::string attempt_id = att[0]["id"];
+  EXPECT_EQ(att[0].value("executor", ""), "slurm");
+  ASSERT_EQ(att[0]["hosts"].size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string joined;
+    for (const auto& l : stored_logs(id, attempt_id, rank))
+      joined += l["line"].get<std::string>() + "\n";
+    SCOPED_TRACE(joined);
+    EXPECT_NE(joined.find("bundle says: " + marker), std::string::npos);
+    // Its own copy, per attempt and rank, in the relative workdir inside it.
+    EXPECT_NE(joined.find("bundle rank " + std::to_string(rank) + " in /"), std::string::npos);
+    EXPECT_NE(joined.find("/code/" + attempt_id + "/rank-" + std::to_string(rank) + "/app"),
+              std::string::npos);
+  }
+  // The job carries the bundle's digest for the wrapper, and still no token.
+  auto manifest = admin().get("/api/v1/runs/" + id + "/manifest");
+  ASSERT_EQ(manifest.status, 200) << manifest;
+  const std::string text = manifest.json.value("manifest", "");
+  EXPECT_NE(text.find("PODIUM_CODE_BUNDLE=" + digest + "\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("pda_"), std::string::npos) << "the token leaked into the manifest";
+}
+
+// A bundle whose stored bytes no longer hash to its name: the wrapper retries a few downloads,
+// then fails the rank before anything runs, and the attempt is classified code_error by the
+// code_bundle_unusable signature (not run from whatever the nodes hold).
+TEST_F(SlurmExecutor, ACorruptedBundleFailsTheRankAsACodeError) {
+  const auto cluster = slurm_cluster();
+  bundle::BundleWriter w;
+  w.add_file("show.sh", false, "echo this must not run\n");
+  const std::string bytes = w.finish();
+  const std::string digest = bundle::bundle_digest(bytes);
+  auto put = admin().raw("PUT", "/api/v1/bundles/" + digest, bytes,
+                         {{"Content-Type", "application/gzip"}});
+  ASSERT_EQ(put.status, 201) << put;
+  // Damage one byte of the stored archive (as a disk or a bad restore would).
+  podium().db().query(
+      "UPDATE code_bundle_chunks SET bytes = set_byte(bytes, 20, (get_byte(bytes, 20) + 1) % 256) "
+      "WHERE digest = $1 AND seq = 0",
+      {digest});
+  const json run = submit({{"name", unique_name("slurm-corrupt")},
+                           {"cluster", cluster},
+                           {"workload", "command"},
+                           {"command", {"/bin/sh", "show.sh"}},
+                           {"code_bundle", digest},
+                           {"max_restarts", 0}});
+  const std::string id = run["id"];
+  json done;
+  ASSERT_TRUE(wait_for_state(id, "failed", 180s, &done)) << diagnostics(id);
+  EXPECT_EQ(done.value("failure_class", json()), json("code_error")) << diagnostics(id);
+  const auto att = attempts(id);
+  ASSERT_EQ(att.size(), 1u) << describe_attempts(att);
+  const json classification = att[0].value("classification", json());
+  EXPECT_EQ(classification.value("deciding_signature", json()), json("code_bundle_unusable"))
+      << classification.dump();
+  const std::string reason = classification.value("reason", "");
+  EXPECT_NE(reason.find("digest is sha256:"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("not " + digest), std::string::npos) << reason;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string joined;
+    for (const auto& l : stored_logs(id, att[0]["id"], rank))
+      joined += l["line"].get<std::string>() + "\n";
+    EXPECT_EQ(joined.find("this must not run"), std::string::npos) << joined;
+  }
 }
 
 }  // namespace

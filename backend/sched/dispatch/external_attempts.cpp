@@ -57,6 +57,8 @@ ExternalAttempt read_attempt(const db::Result& r, size_t i, const ExternalEngine
     a.spec.image = spec["image"].get<std::string>();
   else
     a.spec.image = a.spec.executor.kubernetes.image;
+  if (spec.is_object() && spec.contains("code_bundle") && spec["code_bundle"].is_string())
+    a.spec.code_bundle = spec["code_bundle"].get<std::string>();
   a.spec.server_url = s.server_url;
   a.spec.worker_path = s.worker_path;
   a.spec.worker_image = s.worker_image;
@@ -168,10 +170,11 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
   auto a = tx.exec(
       "SELECT a.run_id, a.number, a.state, a.world_size, a.num_slices, a.ending_cause, "
       "a.finished_at IS NOT NULL AS finished, r.spec::text AS spec, r.state AS run_state, "
-      "c.accelerator, c.maxtext_version, d.uri AS dataset_uri, (SELECT count(*) FROM attempts p "
-      "WHERE p.run_id = a.run_id) AS attempts FROM attempts a JOIN runs r ON r.id = a.run_id JOIN "
-      "clusters c ON "
-      "c.id = r.cluster_id LEFT JOIN datasets d ON d.id = r.dataset_id WHERE a.id = $1 "
+      "c.accelerator, c.maxtext_version, d.uri AS dataset_uri, r.code_bundle, b.size_bytes AS "
+      "code_bundle_bytes, (SELECT count(*) FROM attempts p WHERE p.run_id = a.run_id) AS attempts "
+      "FROM attempts a JOIN runs r ON r.id = a.run_id JOIN clusters c ON c.id = r.cluster_id LEFT "
+      "JOIN datasets d ON d.id = r.dataset_id LEFT JOIN code_bundles b ON b.digest = "
+      "r.code_bundle WHERE a.id = $1 "
       "FOR UPDATE OF a",
       {join.attempt_id});
   if (a.empty()) throw JoinRefused(JoinRefused::Kind::conflict, "no attempt " + join.attempt_id);
@@ -278,7 +281,12 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
       {"workdir", mine.at(0, "workdir")},
       {"checkpoint_dir",
        mine.is_null(0, "checkpoint_dir") ? json(nullptr) : json(mine.at(0, "checkpoint_dir"))},
-      {"grace_seconds", settings.cancel_grace.count()}};
+      {"grace_seconds", settings.cancel_grace.count()},
+      // As for agents: the rank's wrapper fetches it with its attach token and starts in it.
+      {"code_bundle", a.is_null(0, "code_bundle")
+                          ? json(nullptr)
+                          : json{{"digest", a.at(0, "code_bundle")},
+                                 {"size_bytes", a.int64(0, "code_bundle_bytes")}}}};
 }
 
 ExternalEngines::ExternalEngines(db::Database& db, EngineSettings engine,

@@ -25,6 +25,9 @@ struct EngineJobSpec {
   std::string worker_path;   // podium-worker on the hosts / in the image
   std::string worker_image;  // Kubernetes: image an init container copies podium-worker from
   std::string output_dir;    // Slurm: where slurm-<id>.out goes
+  // The run's code bundle ("sha256:<hex>", "" for none): PODIUM_CODE_BUNDLE in the ranks'
+  // environment, which `podium-worker attach` fetches, checks and unpacks before it starts.
+  std::string code_bundle;
 };
 
 struct SubmitOutcome {

@@ -27,6 +27,7 @@ core::JobSetRequest jobset_request_of(const EngineJobSpec& spec) {
   r.server_url = spec.server_url;
   r.token_secret = secret_name(r.name);
   r.worker_image = spec.worker_image;
+  r.code_bundle = spec.code_bundle;
   if (!spec.worker_path.empty() && spec.worker_image.empty()) r.worker_path = spec.worker_path;
   return r;
 }

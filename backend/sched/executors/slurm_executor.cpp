@@ -18,6 +18,7 @@ core::SlurmJobRequest sbatch_request_of(const EngineJobSpec& spec) {
   r.server_url = spec.server_url;
   r.output_dir = spec.output_dir;
   r.accelerator_kind = std::string(core::kind_name(spec.accelerator.kind));
+  r.code_bundle = spec.code_bundle;
   if (spec.accelerator.kind == core::AcceleratorKind::gpu && spec.accelerator.hosts_per_slice > 0)
     r.gpus_per_node = spec.accelerator.chips_per_slice / spec.accelerator.hosts_per_slice;
   return r;

@@ -290,7 +290,8 @@ json build_jobset(const JobSetRequest& r) {
        // The token stays in the Secret: the manifest (shown by `podium runs manifest`) has none.
        {{"name", "PODIUM_ATTACH_TOKEN"},
         {"valueFrom", {{"secretKeyRef", {{"name", r.token_secret}, {"key", "token"}}}}}}});
-  std::set<std::string> set_here = {"PODIUM_RANK_IN_HOST"};
+  if (!r.code_bundle.empty()) env.push_back(env_var("PODIUM_CODE_BUNDLE", r.code_bundle));
+  std::set<std::string> set_here = {"PODIUM_RANK_IN_HOST", "PODIUM_CODE_BUNDLE"};
   for (const auto& e : env) set_here.insert(e["name"].get<std::string>());
   for (const auto& [name, value] : ex.env) {
     require(is_environment_name(name), "environment name '" + name + "' is not valid");

@@ -59,6 +59,9 @@ struct JobSetRequest {
   std::string worker_image;
   std::string worker_path = "/usr/local/bin/podium-worker";
   int termination_grace_seconds = 30;
+  // The run's code bundle ("sha256:<hex>", "" for none): PODIUM_CODE_BUNDLE, which the rank
+  // wrapper fetches with its attach token, checks and unpacks before it starts the rank.
+  std::string code_bundle;
 };
 
 // JAX processes (ranks) per VM the Kubernetes executor runs: 2 on TPU machine types xpk runs as

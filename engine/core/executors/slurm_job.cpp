@@ -98,6 +98,7 @@ SlurmSubmission build_sbatch(const SlurmJobRequest& r) {
            {"PODIUM_ENGINE", "slurm"},
            {"PODIUM_HOSTS_PER_SLICE", std::to_string(r.hosts_per_slice)},
            {"PODIUM_NUM_SLICES", std::to_string(r.num_slices)}};
+  if (!r.code_bundle.empty()) s.env.emplace("PODIUM_CODE_BUNDLE", r.code_bundle);
   for (const auto& [k, v] : r.executor.env) s.env.emplace(k, v);
   return s;
 }

@@ -51,6 +51,9 @@ struct SlurmJobRequest {
   std::string output_dir;        // where slurm-<job id>.out is written ("" = sbatch's default)
   std::string accelerator_kind;  // "tpu", "gpu", "cpu": GPU nodes ask for their GPUs
   int gpus_per_node = 0;
+  // The run's code bundle ("sha256:<hex>", "" for none): PODIUM_CODE_BUNDLE in the tasks'
+  // environment; podium-worker attach fetches, checks and unpacks it before the rank starts.
+  std::string code_bundle;
 };
 
 struct SlurmSubmission {

@@ -69,6 +69,8 @@ std::string_view signature_reason(FailureSignature s) {
       return "JAX fell back to CPU";
     case FailureSignature::python_code_error:
       return "a Python exception that says the code or its environment is wrong";
+    case FailureSignature::code_bundle_unusable:
+      return "a rank could not get the run's code bundle";
   }
   return "unknown signature";
 }
@@ -113,6 +115,8 @@ std::optional<FailureClass> failure_class_of(FailureSignature signature) {
       return FailureClass::preempted;
     case FailureSignature::python_code_error:
       // Only before the attempt's first step (classify_failure, rule 4b).
+      return FailureClass::code_error;
+    case FailureSignature::code_bundle_unusable:
       return FailureClass::code_error;
     case FailureSignature::tpu_busy:
     case FailureSignature::cpu_fallback:
@@ -169,6 +173,23 @@ FailureClassification classify_failure(const AttemptEvidence& evidence) {
         return fail(wanted, std::string(signature_reason(s)));
       }
     }
+  }
+
+  // 2a. A rank could not get the run's code (fetch refused or given up, digest mismatch, archive
+  // unusable): it never started, and the run's code is not to be had as named.
+  if (auto excerpt = evidence.signature_excerpts.find(FailureSignature::code_bundle_unusable);
+      std::find(evidence.signatures.begin(), evidence.signatures.end(),
+                FailureSignature::code_bundle_unusable) != evidence.signatures.end()) {
+    out.deciding_signature = FailureSignature::code_bundle_unusable;
+    for (const RankOutcome& r : evidence.ranks)
+      if (!r.stopped_by_podium && ended_badly(r)) {
+        out.deciding_rank = r.rank;
+        break;
+      }
+    std::string reason(signature_reason(FailureSignature::code_bundle_unusable));
+    if (excerpt != evidence.signature_excerpts.end() && !excerpt->second.empty())
+      reason += ": " + excerpt->second;
+    return fail(FailureClass::code_error, std::move(reason));
   }
 
   // 2b. An external engine's verdict on its job (NODE_FAIL, PREEMPTED, a JobSet's evicted pod):

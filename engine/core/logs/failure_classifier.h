@@ -9,6 +9,9 @@
 //     config (invalid key/value) > mesh > oom > nan > data_exhausted.
 //     They beat everything below because re-running the same spec fails the same way: a host
 //     that vanished while the others hit an OOM must not buy the run a free retry.
+//  2a. A rank could not get the run's code bundle (signature code_bundle_unusable: fetch refused
+//     or given up, digest mismatch, archive unusable)                  -> code_error. The rank
+//     never started; the ranks' other ends are its consequence.
 //  2b. An external engine's verdict (Slurm NODE_FAIL -> host_lost, PREEMPTED -> preempted, ...):
 //     the engine saw the cause; the ranks' exits (SIGTERM on every node) are its consequence.
 //  2c. A host of the attempt reported a preemption or termination notice (its metadata server

@@ -637,6 +637,9 @@ std::optional<FailureSignature> detect_signature(std::string_view msg) {
   }
   if (ci_contains(msg, "falling back to cpu")) return FailureSignature::cpu_fallback;
   if (is_code_error_exception_line(msg)) return FailureSignature::python_code_error;
+  // The worker's own line (engine/worker/code_tree.h), never a training program's.
+  if (msg.rfind("podium-worker: ", 0) == 0 && log_contains(msg, "code bundle unusable: "))
+    return FailureSignature::code_bundle_unusable;
   return std::nullopt;
 }
 
@@ -699,7 +702,7 @@ std::string_view to_string(LogLineKind kind) {
 }
 
 namespace {
-constexpr std::array<std::pair<FailureSignature, std::string_view>, 11> kSignatureNames = {{
+constexpr std::array<std::pair<FailureSignature, std::string_view>, 12> kSignatureNames = {{
     {FailureSignature::hbm_oom, "hbm_oom"},
     {FailureSignature::mesh_unmappable, "mesh_unmappable"},
     {FailureSignature::mesh_product_mismatch, "mesh_product_mismatch"},
@@ -711,6 +714,7 @@ constexpr std::array<std::pair<FailureSignature, std::string_view>, 11> kSignatu
     {FailureSignature::tpu_busy, "tpu_busy"},
     {FailureSignature::cpu_fallback, "cpu_fallback"},
     {FailureSignature::python_code_error, "python_code_error"},
+    {FailureSignature::code_bundle_unusable, "code_bundle_unusable"},
 }};
 }  // namespace
 

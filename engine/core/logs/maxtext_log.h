@@ -72,6 +72,9 @@ enum class FailureSignature {
                           // ModuleNotFoundError, SyntaxError (IndentationError, TabError),
                           // TypeError, AttributeError or NameError: the code or its environment
                           // is wrong (failure_classifier.h decides when that is code_error)
+  code_bundle_unusable,   // podium-worker: the run's code bundle could not be fetched, its
+                          // digest did not match, or it could not be unpacked (the rank never
+                          // started: engine/worker/code_tree.h kCodeBundleUnusable)
 };
 std::string_view to_string(FailureSignature signature);
 std::optional<FailureSignature> parse_failure_signature(std::string_view name);

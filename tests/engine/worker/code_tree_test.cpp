@@ -122,6 +122,56 @@ TEST(CodeTree, ARefusalOrGivingUpIsAnErrorTheRankReports) {
   EXPECT_FALSE(fs::exists(dir.path() / "code" / "att_1" / "rank-0"));
 }
 
+// Issue 28.3: the same wrong bytes again and again are the stored bundle itself, not the way:
+// after max_digest_mismatches downloads the rank fails, naming both digests.
+TEST(CodeTree, ABundleThatNeverMatchesItsDigestFailsTheRank) {
+  TempDir dir;
+  FakeControlPlane api;
+  const auto b = make_bundle("z\n");
+  const auto wrong = make_bundle("tampered\n");
+  int served = 0;
+  api.answer = [&](const testing::RecordedCall&) -> std::optional<ApiResult> {
+    ++served;
+    return classify(200, wrong.bytes);
+  };
+  CodeTreeOptions o;
+  o.agent_workdir = dir.path();
+  int waits = 0;
+  auto t = prepare_code_tree(api, assignment_for(b, "att_1", 0), o,
+                             [&](std::chrono::milliseconds) { return ++waits < 100; });
+  EXPECT_EQ(served, 3);
+  EXPECT_EQ(waits, 2);
+  EXPECT_EQ(t.error.rfind(kCodeBundleUnusable, 0), 0u) << t.error;
+  EXPECT_NE(t.error.find("digest is " + wrong.digest + ", not " + b.digest), std::string::npos)
+      << t.error;
+  EXPECT_FALSE(fs::exists(dir.path() / "code" / "att_1" / "rank-0"));
+  EXPECT_FALSE(fs::exists(dir.path() / "bundles" / (b.digest.substr(7) + ".tar.gz")));
+}
+
+// Retries of a server that stays away end at retry_deadline (time spent waiting), not never.
+TEST(CodeTree, RetriesEndAtTheDeadline) {
+  TempDir dir;
+  FakeControlPlane api;
+  const auto b = make_bundle("w\n");
+  api.answer = [&](const testing::RecordedCall&) -> std::optional<ApiResult> {
+    return classify(503, "{}");
+  };
+  CodeTreeOptions o;
+  o.agent_workdir = dir.path();
+  o.retry_deadline = std::chrono::seconds(20);
+  std::chrono::milliseconds slept{0};
+  auto t =
+      prepare_code_tree(api, assignment_for(b, "att_1", 0), o, [&](std::chrono::milliseconds d) {
+        slept += d;
+        return true;
+      });
+  // 0.5 + 1 + 2 + 4 + 8 = 15.5 s waited; the next 10 s pause would pass 20 s.
+  EXPECT_EQ(slept, std::chrono::milliseconds(15500));
+  EXPECT_EQ(api.snapshot().size(), 6u);
+  EXPECT_EQ(t.error.rfind(kCodeBundleUnusable, 0), 0u) << t.error;
+  EXPECT_NE(t.error.find("gave up"), std::string::npos) << t.error;
+}
+
 TEST(CodeTree, OnlyTheMostRecentTreesAreKept) {
   TempDir dir;
   FakeControlPlane api;

@@ -1,6 +1,6 @@
 // Code bundles over the API: upload checked byte for byte, stored in PostgreSQL and served back
-// unchanged; runs name them (422 when unknown or on an engine cluster); an agent fetches only the
-// bundle of a run it holds a rank of.
+// unchanged; runs name them (422 when unknown) on every executor's clusters; an agent fetches only
+// the bundle of a run it holds a rank of (attach tokens: kubernetes_bundle_test.cpp).
 #include <gtest/gtest.h>
 
 #include "engine/bundle/archive.h"
@@ -109,7 +109,7 @@ TEST(Bundles, BadUploadsAreRefusedAndStoreNothing) {
       is_problem(viewer.api.raw("PUT", "/api/v1/bundles/" + b.digest, b.bytes, kGzip), 403));
 }
 
-TEST(Bundles, RunsNameKnownBundlesOnAgentClustersOnly) {
+TEST(Bundles, RunsNameKnownBundlesOnEveryExecutorsClusters) {
   PODIUM_IT_REQUIRE_DATABASE();
   Podium podium;
   auto member = podium.create_user("member");
@@ -128,12 +128,14 @@ TEST(Bundles, RunsNameKnownBundlesOnAgentClustersOnly) {
   ASSERT_TRUE(is_problem(unknown, 422)) << unknown;
   EXPECT_NE(unknown.body.find("code_bundle"), std::string::npos);
 
+  // Under Slurm (and Kubernetes) the rank's wrapper fetches and unpacks it.
   auto engine = member.api.post("/api/v1/runs", json{{"name", unique_name("r")},
                                                      {"cluster", "slurm"},
                                                      {"workload", "command"},
                                                      {"command", {"true"}},
                                                      {"code_bundle", b.digest}});
-  ASSERT_TRUE(is_problem(engine, 422)) << engine;
+  ASSERT_EQ(engine.status, 201) << engine;
+  EXPECT_EQ(engine.json["spec"]["code_bundle"], b.digest);
 
   auto ok = member.api.post("/api/v1/runs", json{{"name", unique_name("r")},
                                                  {"cluster", "agents"},

@@ -1341,10 +1341,11 @@ export interface paths {
         };
         /**
          * Fetch the code bundle of an assigned rank
-         * @description The archive, for a worker that holds a live rank of a run whose `code_bundle` it is
-         *     (else 403). The host's own credential only (not the cluster's token, not an attach
-         *     token). The agent checks the SHA-256, caches the archive in `<workdir>/bundles/` and
-         *     unpacks it for each rank into `<workdir>/code/<attempt>/rank-<r>`.
+         * @description The archive, for a worker that holds a live rank of a run whose `code_bundle` it is,
+         *     or for a rank under Slurm or Kubernetes whose attach token belongs to a live attempt of
+         *     that run (else 403; not the cluster's token). The worker checks the SHA-256, caches the
+         *     archive in `<workdir>/bundles/` and unpacks it for each rank into
+         *     `<workdir>/code/<attempt>/rank-<r>`.
          */
         get: operations["agentBundle"];
         put?: never;
@@ -2163,7 +2164,7 @@ export interface components {
             config_file?: string;
             /** @description The rank's working directory on the host: absolute, or with code_bundle a directory inside the unpacked bundle (relative, no '..'; default the bundle's top). */
             workdir?: string;
-            /** @description A bundle uploaded with PUT /api/v1/bundles/{digest} (podium runs submit --code DIR). Every rank starts in a fresh copy of it; PODIUM_CODE_DIR names the copy. Agent clusters only (422 on Slurm and Kubernetes executors, 422 when unknown). */
+            /** @description A bundle uploaded with PUT /api/v1/bundles/{digest} (podium runs submit --code DIR). Every rank starts in a fresh copy of it; PODIUM_CODE_DIR names the copy. Every executor runs it; agents unpack it, and under Slurm and Kubernetes the rank wrapper (podium-worker attach) fetches it with its attach token (422 when unknown). */
             code_bundle?: string | null;
             /** @description Container image of the ranks on Kubernetes executors (over the cluster's executor.image). */
             image?: string;
@@ -2775,7 +2776,7 @@ export interface components {
          * @description A failure signature of a MaxText log line (engine/core/logs/maxtext_log.cpp).
          * @enum {string}
          */
-        FailureSignature: "hbm_oom" | "mesh_unmappable" | "mesh_product_mismatch" | "invalid_config_key" | "invalid_config_value" | "data_exhausted" | "nan_loss" | "preempted" | "tpu_busy" | "cpu_fallback" | "python_code_error";
+        FailureSignature: "hbm_oom" | "mesh_unmappable" | "mesh_product_mismatch" | "invalid_config_key" | "invalid_config_value" | "data_exhausted" | "nan_loss" | "preempted" | "tpu_busy" | "cpu_fallback" | "python_code_error" | "code_bundle_unusable";
         /** @description The restart policy's decision after a failed attempt (backend/sched/restart_policy.cpp `to_json`). */
         RestartDecision: {
             /** @enum {string} */

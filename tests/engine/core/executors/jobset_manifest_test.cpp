@@ -351,6 +351,24 @@ TEST(JobSetManifest, SameRequestSameBytes) {
   EXPECT_EQ(build_jobset(r).dump(), build_jobset(r).dump());
 }
 
+// Code bundles (issue 28.3): every rank container names the run's bundle for its wrapper, as a
+// literal value; a run without one has no such variable, and a cluster cannot set it.
+TEST(JobSetManifest, TheRunsCodeBundleReachesEveryRankContainer) {
+  const std::string digest = "sha256:" + std::string(64, 'c');
+  auto r = request("tpu7x-64", 1);
+  r.code_bundle = digest;
+  const json js = build_jobset(r);
+  expect_valid(js);
+  const auto& containers = pod_spec(js)["containers"];
+  ASSERT_EQ(containers.size(), 2u);
+  for (const auto& c : containers) EXPECT_EQ(env_value(c, "PODIUM_CODE_BUNDLE"), digest);
+  EXPECT_EQ(env_entry(main_container(build_jobset(request("v6e-16", 1))), "PODIUM_CODE_BUNDLE"),
+            nullptr);
+  auto clash = request("v6e-16", 1);
+  clash.executor.env = {{"PODIUM_CODE_BUNDLE", digest}};
+  EXPECT_THROW(build_jobset(clash), std::invalid_argument);
+}
+
 TEST(JobSetManifest, ExecutorEnvStaysLiteral) {
   auto r = request("v6e-16", 1);
   r.executor.env = {{"GREETING", "cost $5, $(HOME) and $$"}};

@@ -48,6 +48,16 @@ TEST(SlurmJob, OneTaskPerNodeNoRequeueAndTheUsersOptions) {
   EXPECT_FALSE(s.env.count("PODIUM_ATTACH_TOKEN"));
 }
 
+// Code bundles (issue 28.3): the tasks' environment names the run's bundle for the wrapper; a
+// cluster's own env cannot replace it.
+TEST(SlurmJob, TheRunsCodeBundleIsInTheTasksEnvironment) {
+  EXPECT_FALSE(build_sbatch(two_nodes()).env.count("PODIUM_CODE_BUNDLE"));
+  auto r = two_nodes();
+  r.code_bundle = "sha256:" + std::string(64, 'd');
+  r.executor.env["PODIUM_CODE_BUNDLE"] = "sha256:" + std::string(64, 'e');
+  EXPECT_EQ(build_sbatch(r).env.at("PODIUM_CODE_BUNDLE"), r.code_bundle);
+}
+
 TEST(SlurmJob, GpuNodesAskForTheirGpusUnlessTheUserDid) {
   auto r = two_nodes();
   r.accelerator_kind = "gpu";

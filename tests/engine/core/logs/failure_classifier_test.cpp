@@ -346,5 +346,32 @@ TEST(FailureClassifierTest, DeterministicLogSignatureStillBeatsTheEngine) {
   EXPECT_EQ(classify_failure(e).failure_class, FailureClass::oom);
 }
 
+// Issue 28.3: a rank whose code bundle could not be had never started; Slurm's verdict on the
+// job (FAILED, or the peers' SIGTERM from --kill-on-bad-exit) is its consequence.
+TEST(FailureClassifierTest, AnUnusableCodeBundleIsACodeErrorWhateverFollowed) {
+  const std::string line =
+      "podium-worker: cannot start the process: code bundle unusable: the server sent 90 bytes "
+      "whose digest is sha256:aa, not sha256:bb (3 downloads)";
+  AttemptEvidence e;
+  e.ranks = {killed(0, 15), exited(1, 127)};
+  e.signatures = {FailureSignature::code_bundle_unusable};
+  e.signature_excerpts[FailureSignature::code_bundle_unusable] = line;
+  e.engine_class = FailureClass::host_lost;
+  e.engine_reason = "Slurm: NODE_FAIL";
+  e.completed_a_step = true;
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.failure_class, FailureClass::code_error);
+  EXPECT_EQ(c.deciding_signature, FailureSignature::code_bundle_unusable);
+  EXPECT_EQ(c.deciding_rank, 0);  // the first rank that ended badly on its own
+  EXPECT_EQ(c.reason, "a rank could not get the run's code bundle: " + line);
+  EXPECT_EQ(to_json(c)["deciding_signature"], "code_bundle_unusable");
+  EXPECT_EQ(failure_class_of(FailureSignature::code_bundle_unusable), FailureClass::code_error);
+  EXPECT_EQ(parse_failure_signature("code_bundle_unusable"),
+            FailureSignature::code_bundle_unusable);
+  // Without the signature the same ends are the engine's verdict.
+  e.signatures.clear();
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::host_lost);
+}
+
 }  // namespace
 }  // namespace podium::core

@@ -355,6 +355,27 @@ TEST(MaxtextLogTest, PythonCodeErrorExceptionLines) {
   EXPECT_EQ(to_string(FailureSignature::python_code_error), "python_code_error");
 }
 
+// Issue 28.3: the worker's own line when a rank's code bundle cannot be had; a training
+// program printing the same words is not it.
+TEST(MaxtextLogTest, TheWorkersUnusableCodeBundleLine) {
+  const std::string line =
+      "podium-worker: cannot start the process: code bundle unusable: cannot fetch "
+      "sha256:ab: HTTP 403";
+  auto p = parse_maxtext_line(line);
+  ASSERT_EQ(p.kind, LogLineKind::failure_signature) << line;
+  EXPECT_EQ(p.signature()->signature, FailureSignature::code_bundle_unusable);
+  EXPECT_EQ(p.signature()->excerpt, line);
+  EXPECT_FALSE(is_warning_signature(FailureSignature::code_bundle_unusable));
+  EXPECT_EQ(to_string(FailureSignature::code_bundle_unusable), "code_bundle_unusable");
+  for (const char* other : {"print: code bundle unusable: nothing", "podium-worker: started",
+                            "podium-worker: cannot start the process: no such file"}) {
+    auto q = parse_maxtext_line(other);
+    EXPECT_FALSE(q.signature() != nullptr &&
+                 q.signature()->signature == FailureSignature::code_bundle_unusable)
+        << other;
+  }
+}
+
 TEST(MaxtextLogTest, OtherLines) {
   for (const char* line : {
            "",
