@@ -55,12 +55,14 @@ try {
   // One load: navigation start to usable, and the page's slowest API answer for context.
   async function visit(path) {
     await page.goto(`${podium.base}${path}`);
-    const usable = await page.waitForFunction(() => window.__podiumBenchUsableAt, null, { timeout: 120000 }).then((h) => h.jsonValue());
+    const usable = await page.waitForFunction(() => window.__podiumBenchUsableAt, null, { timeout: 300000 }).then((h) => h.jsonValue());
     const api = await page.evaluate(() => performance.getEntriesByType('resource')
       .filter((r) => r.name.includes('/api/v1/'))
       .map((r) => ({ path: new URL(r.name).pathname, ms: Math.round(r.responseEnd - r.requestStart), bytes: r.transferSize })));
     const slowest = api.reduce((a, b) => (b.ms > (a?.ms ?? -1) ? b : a), null);
-    return { usable_ms: Math.round(usable * 10) / 10, api_calls: api.length, api_bytes: api.reduce((s, r) => s + r.bytes, 0), slowest_api: slowest };
+    const sample = { usable_ms: Math.round(usable * 10) / 10, api_calls: api.length, api_bytes: api.reduce((s, r) => s + r.bytes, 0), slowest_api: slowest };
+    console.log(`  ${path.slice(0, 60)}: ${sample.usable_ms} ms (slowest API ${slowest?.path} ${slowest?.ms} ms)`);
+    return sample;
   }
   const pages = [
     { name: 'web_runs_page', path: '/runs', what: `runs page, ${RUNS} runs` },
