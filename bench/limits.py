@@ -2,7 +2,8 @@
 """Benchmarks against the limits of the machine (issue 11), each with its baseline measured in
 the same run: agent-API ingestion against psql COPY, GET /runs/{id} against nginx serving the
 same bytes, queries at 10 M metric rows and 100 M log lines against the same SQL in psql,
-dispatch latency, agent scale, server memory under held connections, the README's first command.
+dispatch latency, agent scale, server memory under held connections, the dashboard at team scale
+in Chromium (bench/web/render.mjs), the README's first command.
 
 Starts its own PostgreSQL (scripts/test-postgres.sh in <build>/limits-pg, kept between runs with
 the generated history so that later runs skip the seeding; --fresh starts over), a Release
@@ -34,8 +35,8 @@ from limits_lib.common import log  # noqa: E402
 from peers import scenarios as peers  # noqa: E402
 
 ALL = ["ingest_metrics", "ingest_logs", "api_get_run", "dispatch_latency", "agent_scale",
-       "query_metrics", "summary_compare", "log_query", *peers.NAMES, "server_rss",
-       "quickstart"]
+       "query_metrics", "summary_compare", "log_query", *peers.NAMES, *fold.WEB_SCENARIOS,
+       "server_rss", "quickstart"]
 
 
 def start_server(bin_dir, url, tmp, token, settings=()):
@@ -71,7 +72,8 @@ def main():
     ap.add_argument("--output", default=os.path.join(ROOT, "bench", "results", "latest.json"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--reuse-results", default="",
-                    help="dispatch_latency,agent_scale: fold their last bench/results/<name>.json "
+                    help="dispatch_latency,agent_scale,web_render: fold their last "
+                    "bench/results/<name>.json "
                     "instead of running them (the row keeps that result's date)")
     ap.add_argument("--merge", action="store_true",
                     help="keep the other scenarios' rows of the existing output (each row says "
@@ -158,6 +160,9 @@ def main():
             bin_dir, args.dispatch_runs, "dispatch_latency" in args.reuse_results))
         attempt(["agent_scale"], lambda _: fold.agent_scale(
             bin_dir, args.agents, "agent_scale" in args.reuse_results))
+        # The dashboard at team scale in Chromium (bench/web/render.mjs, issue 31.5).
+        attempt(fold.WEB_SCENARIOS, lambda _: fold.web_render(
+            bin_dir, url, "web_render" in args.reuse_results))
         attempt(["quickstart"], lambda _: quickstart.quickstart(tmp))
     finally:
         if server is not None:

@@ -1,6 +1,6 @@
-"""dispatch_latency and agent_scale: their own scripts (each starts its server with an embedded
-PostgreSQL), run here; their full results go to bench/results/<name>.json as before, and a row
-of each to latest.json."""
+"""dispatch_latency, agent_scale and the dashboard bench (web_render): their own scripts, run
+here; their full results go to bench/results/<name>.json as before, and rows of each to
+latest.json."""
 
 import json
 import os
@@ -65,3 +65,37 @@ def agent_scale(bin_dir, agents, reuse=False):
     return [scenario("agent_scale", hb["p99"], f"ms (heartbeat p99, {agents} agents, gangs running)",
                      target, out["meets_targets"], hosts_lost=out.get("hosts_lost"),
                      gangs_fully_assigned=out.get("gangs_fully_assigned"), **common)]
+
+
+WEB_SCENARIOS = ["web_runs_page", "web_run_page", "web_compare_page"]
+
+
+def web_render(bin_dir, database_url, reuse=False):
+    """The dashboard at team scale (issue 31.5): bench/web/render.mjs in Chromium against
+    podium-server from bin_dir, its own database on the bench PostgreSQL (dropped after); its full
+    result goes to bench/results/web_render.json, a row per page to latest.json."""
+    output = os.path.join(ROOT, "bench", "results", "web_render.json")
+    if reuse:
+        log(f"web_render: reusing {output}")
+    else:
+        web = os.path.join(ROOT, "web")
+        log("web_render: building the dashboard, then bench/web/render.mjs")
+        subprocess.run(["npm", "run", "--silent", "build"], cwd=web, check=True,
+                       stdout=subprocess.DEVNULL)
+        env = {**os.environ, "PODIUM_BIN_DIR": bin_dir, "PODIUM_TEST_DATABASE_URL": database_url,
+               "PODIUM_BENCH_SERVER_BUILD": os.path.relpath(bin_dir, ROOT), "BENCH_OUTPUT": output}
+        p = subprocess.run(["node", os.path.join(ROOT, "bench", "web", "render.mjs")], env=env,
+                           timeout=3600, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        log(p.stdout[-3000:])
+        if p.returncode != 0:
+            raise RuntimeError(f"bench/web/render.mjs failed (exit {p.returncode}): "
+                               f"{p.stdout[-2000:]}")
+    with open(output) as f:
+        out = json.load(f)
+    return [scenario(s["name"], s["value"], s["unit"], f"p50 < {s['target']} ms", s["meets"],
+                     what=s["what"], first_load_ms=s["first_load"]["usable_ms"],
+                     loads=len(s["samples"]), loadavg_before=out.get("loadavg_before"),
+                     loadavg_after=out.get("loadavg_after"), result_date=out["date"],
+                     result_binaries=out.get("server_build"))
+            for s in out["scenarios"]]

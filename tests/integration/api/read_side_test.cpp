@@ -455,6 +455,63 @@ TEST_F(ReadSideLong, MetricsAreDownsampledKeepingExtremes) {
   EXPECT_GT(m["steps"].size(), 5000u);
 }
 
+// A range longer than 4 x max_points steps is reduced in the database to fine buckets' extremes
+// (run_metrics_routes.cpp): the latest execution of a redone step, its extra fields and a spike
+// still show; a superseded execution's spike does not.
+TEST_F(ReadSideLong, LongRangesKeepLatestExecutionsAndTheirExtremes) {
+  const json run = import(import_body(unique_name("longredo"), long_log()));
+  const std::string id = run["id"];
+  podium().db().query(
+      "INSERT INTO attempts (id, run_id, number, state, num_slices, world_size, slices, "
+      "coordinator_port, finished_at) VALUES ($1, $2, 2, 'succeeded', 1, 8, '{0}', 0, now())",
+      {id + "-a2", id});
+  // Attempt 2 redid steps 9000..9010; attempt 1's step 9003 had a spike attempt 2 did not.
+  podium().db().query(
+      "INSERT INTO metrics (run_id, attempt_id, attempt_number, step, step_seconds, loss, extra) "
+      "SELECT $1, $2, 2, s, 1.0, CASE WHEN s = 9005 THEN 77 ELSE 5 END, "
+      "jsonb_build_object('lm_loss', CASE WHEN s = 9007 THEN 66 ELSE 4 END) "
+      "FROM generate_series(9000, 9010) s",
+      {id, id + "-a2"});
+  podium().db().query(
+      "UPDATE metrics SET loss = 99 WHERE run_id = $1 AND step = 9003 AND attempt_number = 1",
+      {id});
+  auto m = get_json("/api/v1/runs/" + id + "/metrics?fields=loss,lm_loss&max_points=200");
+  const auto steps = m["steps"].get<std::vector<int64_t>>();
+  EXPECT_LE(steps.size(), 200u);
+  EXPECT_EQ(steps.front(), 0);
+  EXPECT_EQ(steps.back(), 11999);
+  auto value = [&](const char* series, int64_t step) -> json {
+    auto it = std::find(steps.begin(), steps.end(), step);
+    if (it == steps.end()) return "absent";
+    return m["series"][series][static_cast<size_t>(it - steps.begin())];
+  };
+  EXPECT_EQ(value("loss", 7777), 42.0) << m.dump();
+  EXPECT_EQ(value("loss", 3333), 0.5);
+  EXPECT_EQ(value("loss", 9005), 77.0);
+  EXPECT_EQ(value("lm_loss", 9007), 66.0);
+  for (const auto& v : m["series"]["loss"]) EXPECT_NE(v, 99.0) << m.dump();
+}
+
+// A settled run's answer is kept in memory under its run and attempt rows' versions: served again
+// while they stand (even if a row under it were edited by hand), recomputed once the run row is
+// written, as ingestion does in the transaction that writes metrics.
+TEST_F(ReadSideLong, SettledRunsAnswersAreKeptUntilTheRunChanges) {
+  const json run = import(import_body(unique_name("longcache"), long_log()));
+  const std::string id = run["id"];
+  const std::string url = "/api/v1/runs/" + id + "/metrics?fields=loss";
+  auto spike_at_6000 = [&](const json& m) {
+    const auto st = m["steps"].get<std::vector<int64_t>>();
+    auto it = std::find(st.begin(), st.end(), 6000);
+    return it != st.end() && m["series"]["loss"][static_cast<size_t>(it - st.begin())] == 55.0;
+  };
+  const json first = get_json(url);
+  EXPECT_FALSE(spike_at_6000(first));
+  podium().db().query("UPDATE metrics SET loss = 55 WHERE run_id = $1 AND step = 6000", {id});
+  EXPECT_EQ(get_json(url), first);
+  podium().db().query("UPDATE runs SET last_step = last_step WHERE id = $1", {id});
+  EXPECT_TRUE(spike_at_6000(get_json(url)));
+}
+
 TEST_F(ReadSide, MetricsServeEachStepsLatestExecutionAndExtraFields) {
   // A run with two attempts: attempt 2 redid steps 5..9 (rows written as ingestion writes them).
   const json run = import(import_body(unique_name("redo"), maxtext_log(Flavor::host)));

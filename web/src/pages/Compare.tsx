@@ -204,7 +204,7 @@ function Curves({ rows }: { rows: CompareRow[] }) {
     return { xs, series };
   }, [data, xMode, window, field]);
   return (
-    <section>
+    <section data-test="compare-curves" data-points={aligned?.xs.length ?? 0}>
       <h2>Curves</h2>
       <div class="toolbar">
         <label>Series <select value={field} onChange={(e) => setField((e.target as HTMLSelectElement).value)}>

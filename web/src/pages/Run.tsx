@@ -34,6 +34,8 @@ export function RunPage({ id }: { id: string }) {
   const checkpointsQ = usePoll(() => api.checkpoints(id), [id], 5000, live);
   const [cancelError, setCancelError] = useState<unknown>(null);
   const me = useMe();
+  // Asked for with the run, not after it: the charts are what a long run's page waits on.
+  const metricsQ = useRunMetrics(id, live);
 
   if (runQ.error && !run) return <main><ErrorBox error={runQ.error} /></main>;
   if (!run) return <main><Loading /></main>;
@@ -74,7 +76,7 @@ export function RunPage({ id }: { id: string }) {
         <div class="card"><span class="label">Restarts / recoveries</span><strong>{run.restarts} / {run.recoveries}</strong>{run.resumed_from_step !== null && <span class="muted small">resumed from {run.resumed_from_step}</span>}</div>
         <SummaryCards summary={summaryQ.data} />
       </section>
-      <RunCharts id={id} live={live} summary={summaryQ.data} peak={(run.plan && "topology" in run.plan ? run.plan.topology?.peak_tflops_per_device : 0) ?? 0} />
+      <RunCharts metrics={metricsQ.metrics} error={metricsQ.error} summary={summaryQ.data} peak={(run.plan && "topology" in run.plan ? run.plan.topology?.peak_tflops_per_device : 0) ?? 0} />
       <section>
         <h2>Timeline</h2>
         {attemptsQ.data && attemptsQ.data.items.length === 0 && <Empty>No attempt yet{run.waiting_reason ? `: ${run.waiting_reason}` : ''}.</Empty>}
@@ -144,8 +146,9 @@ function SummaryCards({ summary }: { summary: Summary | null }) {
   );
 }
 
-/** Charts fed by the downsampled series; while live, new steps are fetched and appended. */
-function RunCharts({ id, live, summary, peak }: { id: string; live: boolean; summary: Summary | null; peak: number }) {
+/** The run's downsampled series (at most 1,000 points whatever its length); while live, new steps
+ * are fetched and appended (and the whole downsampled again past 4,000 points). */
+function useRunMetrics(id: string, live: boolean) {
   const [metrics, setMetrics] = useState<Metrics | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
@@ -176,7 +179,11 @@ function RunCharts({ id, live, summary, peak }: { id: string; live: boolean; sum
     load();
     return () => { stopped = true; if (timer) clearTimeout(timer); };
   }, [id, live]);
+  return { metrics, error };
+}
 
+/** Charts fed by the downsampled series. */
+function RunCharts({ metrics, error, summary, peak }: { metrics: Metrics | null; error: unknown; summary: Summary | null; peak: number }) {
   const markers = useMemo(() => (summary?.steady_state?.excluded ?? [])
     .filter((e) => e.reason === 'compile' || e.reason === 'warm_up')
     .map((e) => ({ x: e.step, label: e.reason === 'compile' ? 'compile' : 'warm-up' })), [summary]);
