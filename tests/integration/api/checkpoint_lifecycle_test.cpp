@@ -16,7 +16,7 @@ class CheckpointLifecycle : public PodiumTest {
  protected:
   // A cpu-1 cluster with `retention`, its host registered, a command run placed on it and
   // delivered: the attempt's checkpoint reports may start.
-  void start(const json& retention) {
+  void start(const json& retention, const json& spec = json::object()) {
     cluster = unique_name("ck");
     podium().create_cluster(cluster, "cpu-1", {{"checkpoint_retention", retention}});
     Api api = podium().as(podium().worker_token(cluster));
@@ -26,7 +26,7 @@ class CheckpointLifecycle : public PodiumTest {
         200);
     agent_api = podium().as(r.json["credential"]);
     const std::string worker = r.json["worker_id"];
-    run_id = podium().submit_run(podium().admin(), cluster)["id"];
+    run_id = podium().submit_run(podium().admin(), cluster, "", spec)["id"];
     auto a = require_status(agent->get("/api/v1/agent/assignment?worker_id=" + worker + "&wait=10"),
                             200);
     attempt = a.json["attempt_id"];
@@ -122,6 +122,58 @@ TEST_F(CheckpointLifecycle, NeverTheCheckpointTheLiveAttemptResumedFrom) {
 TEST_F(CheckpointLifecycle, WithoutAPolicyEveryCheckpointIsKept) {
   start(nullptr);
   for (int step : {10, 20, 30, 40}) EXPECT_THAT(report(step), ::testing::ElementsAre());
+}
+
+TEST_F(CheckpointLifecycle, TheRunsOwnPolicyReplacesTheClusters) {
+  start({{"keep_last", 1}}, {{"checkpoint_retention", {{"keep_every", 20}}}});
+  EXPECT_THAT(report(10), ::testing::ElementsAre());
+  EXPECT_THAT(report(20), ::testing::ElementsAre(10));
+  EXPECT_THAT(report(30), ::testing::ElementsAre(10));
+  EXPECT_THAT(report(40), ::testing::ElementsAre(10, 30));
+}
+
+// A queued run's init_from holds its source step; the submission is checked against the
+// source's checkpoints and stored with the source's id even when it named the run by name.
+TEST_F(CheckpointLifecycle, InitFromIsCheckedAtSubmissionAndProtectsItsStep) {
+  start({{"keep_last", 1}});
+  EXPECT_THAT(report(10), ::testing::ElementsAre());
+  const std::string source_name =
+      require_status(podium().admin().get("/api/v1/runs/" + run_id), 200).json["name"];
+  const auto admin = podium().admin();
+  auto submit = [&](const json& init_from) {
+    json body = Podium::run_spec(cluster, unique_name("init"));
+    body["init_from"] = init_from;
+    return admin.post("/api/v1/runs", body);
+  };
+  auto refused = submit({{"run", run_id}, {"step", 15}});
+  EXPECT_TRUE(is_problem(refused, 422)) << refused;
+  EXPECT_NE(refused.body.find("init_from.step"), std::string::npos) << refused;
+  EXPECT_NE(refused.body.find("finished: 10"), std::string::npos) << refused;
+  refused = submit({{"run", "run_nosuch"}, {"step", 10}});
+  EXPECT_TRUE(is_problem(refused, 422)) << refused;
+  EXPECT_NE(refused.body.find("init_from.run"), std::string::npos) << refused;
+  // Another shape: a workload or model other than the source's.
+  json other = Podium::run_spec(cluster, unique_name("init"));
+  other["init_from"] = {{"run", run_id}, {"step", 10}};
+  other["model"] = "reference-tiny";
+  refused = admin.post("/api/v1/runs", other);
+  EXPECT_TRUE(is_problem(refused, 422)) << refused;
+  EXPECT_NE(refused.body.find("model"), std::string::npos) << refused;
+
+  auto accepted = require_status(submit({{"run", source_name}, {"step", 10}}), 201);
+  const std::string waiting = accepted.json["id"];
+  auto stored = require_status(admin.get("/api/v1/runs/" + waiting), 200).json;
+  EXPECT_EQ(stored["spec"]["init_from"], (json{{"run", run_id}, {"step", 10}})) << stored;
+  // The queued run holds step 10: the source's retention lets 20 go, not 10.
+  EXPECT_THAT(report(20), ::testing::ElementsAre());
+  EXPECT_THAT(report(30), ::testing::ElementsAre(20));
+  // Once it is cancelled, nothing holds 10 any more.
+  require_status(admin.post("/api/v1/runs/" + waiting + "/cancel"), 200);
+  EXPECT_THAT(report(40), ::testing::ElementsAre(10, 20, 30));
+  // A step being deleted cannot be named.
+  refused = submit({{"run", run_id}, {"step", 30}});
+  EXPECT_TRUE(is_problem(refused, 422)) << refused;
+  EXPECT_NE(refused.body.find("deleting"), std::string::npos) << refused;
 }
 
 TEST_F(CheckpointLifecycle, TheClustersPolicyIsShownChangedClearedAndValidated) {
