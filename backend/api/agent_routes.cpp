@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "backend/api/api_context.h"
+#include "backend/api/checkpoint_lifecycle.h"
 #include "backend/api/resolve.h"
 #include "backend/api/route_table.h"
 #include "backend/api/sql_util.h"
@@ -647,6 +648,7 @@ http::Response handle_checkpoint(ApiContext& ctx, http::RequestContext& rc) {
   in.reject_unknown_fields();
   in.finish();
   const std::string attempt_id = rc.param("id");
+  json deletions;
   bool created = ctx.db.transact([&](db::Transaction& tx) {
     auto attempt = require_attempt(tx, rc, attempt_id);
     require_own_rank(tx, rc, attempt_id, std::nullopt);
@@ -656,6 +658,9 @@ http::Response handle_checkpoint(ApiContext& ctx, http::RequestContext& rc) {
         "NOTHING RETURNING id",
         {new_id("ckp"), attempt.run_id, attempt_id, std::to_string(attempt.number),
          std::to_string(*step), *uri, bytes ? db::Param(std::to_string(*bytes)) : db::Param()});
+    // Retention, then what this agent is to delete (again, on a retried report).
+    choose_checkpoint_deletions(tx, attempt.run_id, attempt_id);
+    deletions = checkpoint_deletions_for(tx, attempt.run_id, attempt_id);
     if (r.empty()) return false;
     // An elastic run waiting to grow does so now, from this checkpoint, unless it is the final
     // one (MaxText names it steps - 1, the reference workload steps): nothing left to grow for.
@@ -671,7 +676,32 @@ http::Response handle_checkpoint(ApiContext& ctx, http::RequestContext& rc) {
                          false, ctx.engine);
     return true;
   });
-  return json_response(created ? 201 : 200, {{"step", *step}, {"created", created}});
+  return json_response(created ? 201 : 200,
+                       {{"step", *step}, {"created", created}, {"delete", deletions}});
+}
+
+// The agent's outcome of a deletion a checkpoint report's answer asked for (idempotent).
+http::Response handle_checkpoint_deletion(ApiContext& ctx, http::RequestContext& rc) {
+  auto body = http::parse_json_object(rc.request);
+  http::ObjectReader in(body);
+  auto step = in.integer("step", true, 0, INT64_MAX / 2);
+  in.string("uri", false, 4096);
+  auto deleted = in.boolean("deleted", true);
+  std::string error;
+  if (in.present("error") && !in.is_null("error"))
+    error = in.string("error", false, 4096).value_or("");
+  else
+    in.any("error");
+  in.reject_unknown_fields();
+  if (deleted && !*deleted && error.empty()) in.error("error", "a failed deletion needs its error");
+  in.finish();
+  const std::string attempt_id = rc.param("id");
+  auto out = ctx.db.transact([&](db::Transaction& tx) {
+    auto attempt = require_attempt(tx, rc, attempt_id);
+    require_own_rank(tx, rc, attempt_id, std::nullopt);
+    return record_checkpoint_deletion(tx, attempt.run_id, *step, *deleted, error);
+  });
+  return json_response(200, out);
 }
 
 // POST /agent/attach: a rank under an external engine joins its attempt (docs/executors.md).
@@ -743,6 +773,8 @@ void register_agent_routes(http::Router& router, ApiContext& ctx) {
   routes.add("POST", "/api/v1/agent/attempts/{id}/logs", http::Access::agent, handle_logs);
   routes.add("POST", "/api/v1/agent/attempts/{id}/checkpoints", http::Access::agent,
              handle_checkpoint);
+  routes.add("POST", "/api/v1/agent/attempts/{id}/checkpoint-deletions", http::Access::agent,
+             handle_checkpoint_deletion);
 }
 
 }  // namespace podium::api

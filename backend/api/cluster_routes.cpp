@@ -7,6 +7,7 @@
 
 #include "backend/api/accelerator_problem.h"
 #include "backend/api/api_context.h"
+#include "backend/api/checkpoint_lifecycle.h"
 #include "backend/api/launch_policy_check.h"
 #include "backend/api/resolve.h"
 #include "backend/api/route_table.h"
@@ -68,7 +69,8 @@ std::string cluster_select(const std::string& heartbeat_seconds_param) {
          "c.project, c.reservation, c.network, "
          "c.price_per_chip_hour, "
          "c.labels::text AS labels, c.executor::text AS executor, "
-         "c.launch_policy::text AS launch_policy, c.maxtext_version, " +
+         "c.launch_policy::text AS launch_policy, c.maxtext_version, "
+         "c.checkpoint_retention::text AS checkpoint_retention, " +
          rfc3339("c.created_at") + " AS created_at, " + rfc3339("c.updated_at") +
          " AS updated_at, "
          "(SELECT count(*) FROM workers w WHERE w.cluster_id = c.id) AS registered, "
@@ -92,6 +94,7 @@ nlohmann::json cluster_json(const db::Result& r, size_t i) {
       {"executor", json_column(r, i, "executor").value_or(nlohmann::json{{"kind", "agent"}})},
       {"launch_policy", launch_policy_json(r.at(i, "launch_policy"))},
       {"maxtext_version", r.at(i, "maxtext_version")},
+      {"checkpoint_retention", json_column(r, i, "checkpoint_retention").value_or(nullptr)},
       {"created_at", r.at(i, "created_at")},
       {"updated_at", r.at(i, "updated_at")}};
   auto parsed = core::parse_accelerator(r.at(i, "accelerator"));
@@ -173,6 +176,7 @@ http::Response create_cluster(ApiContext& ctx, http::RequestContext& rc) {
   auto executor_json = in.any("executor");
   auto launch_policy_json = in.any("launch_policy");
   auto maxtext_version = read_maxtext_version(in);
+  const auto checkpoint_retention = read_cluster_retention(in);
   if (name && !valid_cluster_name(*name))
     in.error("name",
              "use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit");
@@ -198,6 +202,7 @@ http::Response create_cluster(ApiContext& ctx, http::RequestContext& rc) {
          labels.value_or(nlohmann::json::object()).dump(), user_id(rc), executor,
          gcp.project.value_or(""), gcp.reservation.value_or(""), gcp.network.value_or(""),
          launch_policy, maxtext_version.value_or("auto")});
+    if (checkpoint_retention) store_cluster_retention(tx, id, *checkpoint_retention);
     audit(tx, rc, "create", "cluster", id, {{"name", *name}, {"accelerator", parsed.value->type}});
     return load_cluster(ctx, tx, id);
   });
@@ -224,6 +229,7 @@ http::Response update_cluster(ApiContext& ctx, http::RequestContext& rc) {
   auto executor_json = in.any("executor");
   auto launch_policy_json = in.any("launch_policy");
   auto maxtext_version = read_maxtext_version(in);
+  const auto checkpoint_retention = read_cluster_retention(in);
   for (const char* fixed : {"name", "accelerator", "id"})
     if (in.present(fixed)) {
       in.any(fixed);
@@ -254,6 +260,7 @@ http::Response update_cluster(ApiContext& ctx, http::RequestContext& rc) {
          price ? db::Param(std::to_string(*price)) : db::Param(), clear_price ? "true" : "false",
          labels ? db::Param(labels->dump()) : db::Param(), executor, gcp.project, gcp.reservation,
          gcp.network, launch_policy, maxtext_version});
+    if (checkpoint_retention) store_cluster_retention(tx, *id, *checkpoint_retention);
     audit(tx, rc, "update", "cluster", *id, body);
     return load_cluster(ctx, tx, *id);
   });

@@ -2,6 +2,7 @@
 // state changes, history.
 
 #include "backend/api/api_context.h"
+#include "backend/api/checkpoint_lifecycle.h"
 #include "backend/api/compile_check.h"
 #include "backend/api/launch_policy_check.h"
 #include "backend/api/resolve.h"
@@ -88,6 +89,9 @@ http::Response submit_run(ApiContext& ctx, http::RequestContext& rc) {
   auto r = ctx.db.transact([&](db::Transaction& tx) {
     auto s = prepare_submission(tx, body);  // 400 field errors, 422 unknown cluster/dataset
     enforce_launch_policy(tx, s.spec, s.cluster_id, *rc.principal);  // 403 when not allowed
+    // 422 unless init_from names another run's finished checkpoint of the same model shape.
+    if (s.spec_json.contains("init_from") && !s.spec_json["init_from"].is_null())
+      s.spec_json["init_from"]["run"] = check_init_from(tx, s.spec_json);
     if (s.plan_blocked) {
       auto p = http::unprocessable(
           "the plan has errors; fix them, or skip their checks with \"skip_checks\" (the "
@@ -208,22 +212,12 @@ http::Response get_run_manifest(ApiContext& ctx, http::RequestContext& rc) {
 }
 
 http::Response list_checkpoints(ApiContext& ctx, http::RequestContext& rc) {
-  auto r = ctx.db.transact(
+  auto items = ctx.db.transact(
       [&](db::Transaction& tx) {
         load_run(tx, rc.param("id"));
-        return tx.exec("SELECT id, attempt_id, step, uri, bytes, " + rfc3339("created_at") +
-                           " AS created_at FROM checkpoints WHERE run_id = $1 ORDER BY step",
-                       {rc.param("id")});
+        return checkpoint_list(tx, rc.param("id"));
       },
       db::TxMode::read_only);
-  nlohmann::json items = nlohmann::json::array();
-  for (size_t i = 0; i < r.size(); ++i)
-    items.push_back({{"id", r.at(i, "id")},
-                     {"attempt_id", nullable_string(r, i, "attempt_id")},
-                     {"step", r.int64(i, "step")},
-                     {"uri", r.at(i, "uri")},
-                     {"bytes", nullable_int(r, i, "bytes")},
-                     {"created_at", r.at(i, "created_at")}});
   return json_response(200, {{"items", items}, {"next_cursor", nullptr}});
 }
 

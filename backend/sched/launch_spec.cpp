@@ -130,6 +130,13 @@ std::vector<std::string> compile_check_command(const std::vector<std::string>& l
   return argv;
 }
 
+std::vector<std::string> init_from_arguments(bool maxtext, const std::string& checkpoint_dir) {
+  std::string dir = checkpoint_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (maxtext) return {"load_parameters_path=" + dir + "/items"};
+  return {"--init-from", dir};
+}
+
 bool is_local_path(const std::string& path) {
   return !path.empty() && path.find("://") == std::string::npos;
 }
@@ -188,6 +195,10 @@ std::vector<RankLaunch> build_launch(const LaunchInput& in) {
     if (!config_file.empty()) command.push_back(config_file);
     auto args = training_arguments(in, out_dir, maxtext);
     command.insert(command.end(), args.begin(), args.end());
+    if (in.init_from) {
+      auto init = init_from_arguments(maxtext, *in.init_from);
+      command.insert(command.end(), init.begin(), init.end());
+    }
   } else {
     throw std::invalid_argument("unknown workload '" + workload + "'");
   }

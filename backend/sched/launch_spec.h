@@ -54,6 +54,10 @@ struct LaunchInput {
   // MaxText's entry point on these hosts (engine/core/launch/maxtext_launch.h): the run's or
   // cluster's declared version, else what rank 0's agent reported.
   core::MaxTextLayout maxtext_layout = core::MaxTextLayout::package;
+  // The step directory of another run's checkpoint that the spec's init_from names (issue
+  // 30.4): MaxText gets load_parameters_path=<dir>/items, the reference workload --init-from
+  // <dir>. Both prefer the run's own checkpoints when it has some (a restart resumes).
+  std::optional<std::string> init_from;
 };
 
 struct RankLaunch {
@@ -63,6 +67,11 @@ struct RankLaunch {
   std::string workdir;                        // "" = the agent's own
   std::optional<std::string> checkpoint_dir;  // rank 0 and local outputs only
 };
+
+// The arguments that start a maxtext or reference run from `checkpoint_dir` (a step directory,
+// <...>/checkpoints/<step>): MaxText reads its parameters from the step's `items` (Orbax's item
+// of a MaxText training checkpoint); the reference workload takes the directory itself.
+std::vector<std::string> init_from_arguments(bool maxtext, const std::string& checkpoint_dir);
 
 // Throws std::invalid_argument when the spec cannot be launched (e.g. a command workload
 // without a command); the dispatcher fails the run with that message.

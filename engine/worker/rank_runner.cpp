@@ -11,6 +11,7 @@
 #include "engine/client/http_client.h"
 #include "engine/core/text/json_text.h"
 #include "engine/core/text/utf8.h"
+#include "engine/worker/checkpoint_deleter.h"
 #include "engine/worker/checkpoint_scanner.h"
 #include "engine/worker/environment.h"
 #include "engine/worker/line_splitter.h"
@@ -397,6 +398,36 @@ void RankRunner::upload() {
   }
 }
 
+void RankRunner::carry_out_deletions(const nlohmann::json& answer) {
+  const auto it = answer.find("delete");
+  if (it == answer.end() || !it->is_array()) return;
+  DeletionContext context;
+  context.launcher = ctx_.launcher;
+  context.env = ctx_.base_env;
+  context.checkpoint_dir = assignment_.checkpoint_dir;
+  std::vector<Report> outcomes;
+  for (const auto& order : *it) {
+    if (!order.is_object() || !order.contains("step") || !order["step"].is_number_integer() ||
+        !order.contains("uri") || !order["uri"].is_string())
+      continue;
+    const std::string uri = order["uri"].get<std::string>();
+    const DeletionResult done = delete_checkpoint(uri, context);
+    if (done.deleted)
+      log().info("attempt {}: deleted checkpoint step {} ({})", assignment_.attempt_id,
+                 order["step"].get<std::int64_t>(), uri);
+    else
+      log().warn("attempt {}: checkpoint step {} not deleted: {}", assignment_.attempt_id,
+                 order["step"].get<std::int64_t>(), done.error);
+    nlohmann::json body = {{"step", order["step"]}, {"uri", uri}, {"deleted", done.deleted}};
+    body["error"] = done.deleted ? nlohmann::json() : nlohmann::json(done.error);
+    outcomes.push_back(Report{"checkpoint-deletions", std::move(body), false});
+  }
+  // Reported next, before anything queued after this checkpoint (the exit report above all:
+  // the run's record is complete when the attempt ends).
+  std::lock_guard lock(mu_);
+  reports_.insert(reports_.begin() + (reports_.empty() ? 0 : 1), outcomes.begin(), outcomes.end());
+}
+
 void RankRunner::report() {
   struct Done {
     RankRunner* self;
@@ -431,6 +462,7 @@ void RankRunner::report() {
                      assignment_.rank);
           cancel(grace());
         }
+        if (item.kind == "checkpoints" && answer.is_object()) carry_out_deletions(answer);
         break;
       }
       if (!send_again_later(r)) {

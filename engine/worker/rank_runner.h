@@ -4,7 +4,8 @@
 // Three threads: the supervisor (start the process, read its pipes into numbered lines, cancel
 // escalation, checkpoint scans, final scan), the uploader (log batches in seq order, retried with
 // backoff) and the reporter (status and checkpoint reports in order, each retried until
-// acknowledged; `exited` only once every line of the rank was acknowledged).
+// acknowledged; `exited` only once every line of the rank was acknowledged). The reporter also
+// deletes the checkpoints a checkpoint report's answer names (retention) and reports each.
 
 #include <sys/types.h>
 
@@ -86,7 +87,7 @@ class RankRunner {
 
  private:
   struct Report {
-    std::string kind;  // "status" or "checkpoints"
+    std::string kind;  // "status", "checkpoints" or "checkpoint-deletions"
     nlohmann::json body;
     bool is_exit = false;
   };
@@ -97,6 +98,9 @@ class RankRunner {
   void upload();
   void report();
   void enqueue(Report r);
+  // The deletions a checkpoint report's answer asks for (checkpoint_deleter.h), done now on the
+  // reporter's thread; their outcomes are the next reports.
+  void carry_out_deletions(const nlohmann::json& answer);
   void fail_to_start(const std::string& why);
   bool sleep_for(std::chrono::milliseconds d);  // false when abandoned
   bool abandoned() const;

@@ -10,6 +10,7 @@
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 #include "backend/sched/dispatch/compile_checks.h"
 #include "backend/sched/dispatch/external_attempts.h"
+#include "backend/sched/dispatch/init_from_checkpoint.h"
 #include "backend/sched/launch_spec.h"
 #include "backend/sched/placement.h"
 #include "engine/core/plan/elastic_layout.h"
@@ -203,6 +204,7 @@ void place_attempt(db::Transaction& tx, const Candidate& run, const Placement& p
   std::vector<RankLaunch> launches;
   try {
     in.port = allocate_coordinator_port(tx, in.members.front().address, settings);
+    in.init_from = init_from_checkpoint(tx, run.spec);
     launches = build_launch(in);
   } catch (const std::exception& e) {
     record_run_failure(tx, run.id, "config");

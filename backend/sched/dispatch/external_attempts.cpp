@@ -4,6 +4,7 @@
 
 #include "backend/common/secrets.h"
 #include "backend/sched/dispatch/attempt_lifecycle.h"
+#include "backend/sched/dispatch/init_from_checkpoint.h"
 #include "backend/sched/launch_spec.h"
 #include "backend/sched/lifecycle/engine_job_writes.h"
 #include "engine/core/executors/executor.h"
@@ -255,6 +256,7 @@ std::optional<json> join_external_rank(db::Transaction& tx, const JoinRequest& j
       in.members.push_back(m);
     }
     in.port = allocate_coordinator_port(tx, in.members.front().address, settings);
+    in.init_from = init_from_checkpoint(tx, in.spec);
     const auto launches = build_launch(in);  // std::invalid_argument: the route fails the rank
     record_coordinator(tx, join.attempt_id, in.members.front().address, in.port);
     for (const auto& l : launches)

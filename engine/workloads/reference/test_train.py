@@ -152,6 +152,38 @@ class TrainTest(unittest.TestCase):
         self.assertRegex(str(error), r"exhausted: step 12 needs bytes \[6240, 6760\) but the file has 6240 bytes")
         self.assertEqual(checkpoints("resume"), ["12", "3", "6", "9", "9.orbax-checkpoint-tmp-1700000000000000"])
 
+    def test_init_from_starts_a_new_run_at_another_runs_checkpoint(self):
+        lines, error = run_here(args("init-source", steps=6, checkpoint_period=3))
+        self.assertIsNone(error)
+        source = path("out/init-source/checkpoints/6")
+        target = args("init-target", steps=9, checkpoint_period=3) + ["--init-from", source]
+        lines, error = run_here(target)
+        self.assertIsNone(error)
+        self.assertIn(f"init_from: parameters of {source} loaded; training from step 6", lines)
+        self.assertFalse([l for l in lines if "restoring" in l.lower() and "step" in l], lines)
+        steps = steps_of(lines)
+        self.assertEqual(sorted(steps), [6, 7, 8])
+        self.assertEqual(checkpoints("init-target"), ["9"])
+        # Its data starts at its own beginning (the baseline's first batch), its parameters are
+        # the source's after 6 steps: a lower loss on that batch than fresh weights give.
+        self.assertLess(float(steps[6].group(6)), float(self.baseline_steps[0].group(6)) - 0.05)
+        # A restart of the new run resumes from its own checkpoint, not from init_from's.
+        lines, error = run_here(args("init-target", steps=12, checkpoint_period=3) + [f"--init-from={source}"])
+        self.assertIsNone(error)
+        self.assertIn("restoring from this run's directory step 9", lines)
+        self.assertFalse([l for l in lines if l.startswith("init_from:")], lines)
+        self.assertEqual(sorted(steps_of(lines)), [9, 10, 11])
+
+    def test_init_from_another_model_or_an_unfinished_step_is_refused(self):
+        lines, error = run_here(args("init-other", steps=3, checkpoint_period=3))
+        self.assertIsNone(error)
+        source = path("out/init-other/checkpoints/3")
+        _, error = run_here(args("init-wrong-model", steps=6, model_name="reference-small") + ["--init-from", source])
+        self.assertIsInstance(error, ValueError)
+        self.assertIn("model_name=reference-tiny, not reference-small", str(error))
+        _, error = run_here(args("init-missing", steps=6) + ["--init-from", path("out/init-other/checkpoints/2")])
+        self.assertIsInstance(error, FileNotFoundError)
+
     def test_nan_loss_aborts(self):
         lines, error = run_here(args("nan", dataset="data.txt", steps=20, learning_rate=1e30,
                                      enable_checkpointing="false"))

@@ -282,6 +282,26 @@ class CheckpointPathTest(unittest.TestCase):
             checkpoint.local_root("gs://bucket/x", {})
 
 
+class InitFromArgumentTest(unittest.TestCase):
+    def test_both_forms_are_taken_out_of_the_key_value_arguments(self):
+        from podium_reference import train
+
+        self.assertEqual(train.split_init_from(["base.yml", "steps=3"]), (["base.yml", "steps=3"], None))
+        self.assertEqual(train.split_init_from(["base.yml", "--init-from", "/o/r/checkpoints/20", "steps=3"]),
+                         (["base.yml", "steps=3"], "/o/r/checkpoints/20"))
+        self.assertEqual(train.split_init_from(["--init-from=gs://b/r/checkpoints/20", "--compile-only"]),
+                         (["--compile-only"], "gs://b/r/checkpoints/20"))
+        for bad in (["--init-from"], ["--init-from="], ["--init-from", ""]):
+            with self.assertRaisesRegex(ValueError, "needs a checkpoint step directory"):
+                train.split_init_from(bad)
+
+    def test_the_step_is_the_directory_name(self):
+        self.assertEqual(checkpoint.step_of_directory("/o/r/checkpoints/20"), 20)
+        self.assertEqual(checkpoint.step_of_directory("gs://b/r/checkpoints/300/"), 300)
+        with self.assertRaisesRegex(ValueError, "not a checkpoint step directory"):
+            checkpoint.step_of_directory("/o/r/checkpoints/20.orbax-checkpoint-tmp-1")
+
+
 class TopologyTest(unittest.TestCase):
     def test_maxtext_names(self):
         cases = {

@@ -306,3 +306,59 @@ TEST_F(RunnerFixture, ARunningReportRefusedAsAConflictStopsTheProcess) {
 
 }  // namespace
 }  // namespace podium::worker
+
+namespace podium::worker {
+namespace {
+
+// Retention (issue 30.4): the answer to a checkpoint report names what to delete; the reporter
+// deletes it on this host and reports each outcome before anything queued later (the exit).
+TEST_F(RunnerFixture, DeletesWhatACheckpointAnswerNamesAndReportsItBeforeTheExit) {
+  const auto ckpt = dir.path() / "out/run_1/checkpoints";
+  for (const char* step : {"10", "20", "30"}) testing::write_file(ckpt / step / "state", "s");
+  testing::TempDir elsewhere;
+  testing::write_file(elsewhere.path() / "checkpoints/10/keep", "k");
+  api.answer = [&](const RecordedCall& c) -> std::optional<ApiResult> {
+    if (c.path != "attempts/att_1/checkpoints" || c.body["step"] != 30) return std::nullopt;
+    const nlohmann::json body = {
+        {"step", 30},
+        {"created", true},
+        {"delete",
+         {{{"step", 10}, {"uri", (ckpt / "10").string()}},
+          {{"step", 20}, {"uri", (ckpt / "20").string()}},
+          {{"step", 5}, {"uri", (elsewhere.path() / "checkpoints/10").string()}}}}};
+    return classify(200, body.dump());
+  };
+  Assignment a = assignment();
+  a.checkpoint_dir = ckpt.string();
+  auto runner = make(a);
+  runner->start();
+  ASSERT_TRUE(eventually([&] { return runner->pid().has_value(); }));
+  finish(0);
+  ASSERT_TRUE(runner->wait_finished(10s));
+
+  EXPECT_FALSE(std::filesystem::exists(ckpt / "10"));
+  EXPECT_FALSE(std::filesystem::exists(ckpt / "20"));
+  EXPECT_TRUE(std::filesystem::exists(ckpt / "30"));
+  EXPECT_TRUE(std::filesystem::exists(elsewhere.path() / "checkpoints/10/keep"));
+  std::vector<std::string> order;
+  std::vector<nlohmann::json> outcomes;
+  for (const auto& c : api.snapshot()) {
+    if (c.path == "attempts/att_1/logs") continue;
+    order.push_back(c.path.substr(c.path.rfind('/') + 1) +
+                    (c.body.contains("step") ? " " + c.body["step"].dump() : "") +
+                    (c.body.contains("state") ? " " + c.body["state"].get<std::string>() : ""));
+    if (c.path == "attempts/att_1/checkpoint-deletions") outcomes.push_back(c.body);
+  }
+  EXPECT_THAT(order, ElementsAre("status running", "checkpoints 10", "checkpoints 20",
+                                 "checkpoints 30", "checkpoint-deletions 10",
+                                 "checkpoint-deletions 20", "checkpoint-deletions 5",
+                                 "status exited"));
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[0]["deleted"], true);
+  EXPECT_TRUE(outcomes[0]["error"].is_null());
+  EXPECT_EQ(outcomes[2]["deleted"], false);
+  EXPECT_EQ(outcomes[2]["error"].get<std::string>().rfind("refused: ", 0), 0u) << outcomes[2];
+}
+
+}  // namespace
+}  // namespace podium::worker

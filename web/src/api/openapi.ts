@@ -801,6 +801,7 @@ export interface paths {
         /**
          * The run's finished checkpoints
          * @description By step, ascending; not paginated (`next_cursor` is always null). Any signed-in user.
+         *     Checkpoints that retention deleted stay listed with their `state` and `deleted_at`.
          */
         get: operations["listRunCheckpoints"];
         put?: never;
@@ -1271,6 +1272,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent/attempts/{id}/checkpoint-deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Attempt id. */
+                id: components["parameters"]["AttemptId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the outcome of a checkpoint deletion retention asked for
+         * @description Worker tokens only. Idempotent: `deleted` is final. 409 when the server did not choose
+         *     this checkpoint for deletion.
+         */
+        post: operations["agentAttemptCheckpointDeletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/bundles/{digest}": {
         parameters: {
             query?: never;
@@ -1631,6 +1656,8 @@ export interface components {
              *     (7-40 hex digits). It decides the module form runs are launched with.
              */
             maxtext_version: string;
+            /** @description Retention for the cluster's runs that have no `checkpoint_retention` of their own; null keeps every checkpoint. */
+            checkpoint_retention: components["schemas"]["CheckpointRetention"] | null;
             hosts: components["schemas"]["HostCounters"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
@@ -1694,6 +1721,8 @@ export interface components {
              *     (7-40 hex digits). It decides the module form runs are launched with.
              */
             maxtext_version?: string;
+            /** @description Retention for the cluster's runs that have no `checkpoint_retention` of their own; null keeps every checkpoint. */
+            checkpoint_retention?: components["schemas"]["CheckpointRetention"] | null;
         };
         ClusterPatch: {
             num_slices?: number;
@@ -1720,6 +1749,8 @@ export interface components {
              *     (7-40 hex digits). It decides the module form runs are launched with.
              */
             maxtext_version?: string;
+            /** @description Retention for the cluster's runs that have no `checkpoint_retention` of their own; null keeps every checkpoint. */
+            checkpoint_retention?: components["schemas"]["CheckpointRetention"] | null;
         };
         /**
          * @description Where the cluster's runs execute (docs/executors.md). `agent` (default): Podium's
@@ -2425,6 +2456,14 @@ export interface components {
             uri: string;
             bytes: number | null;
             created_at: components["schemas"]["Timestamp"];
+            /**
+             * @description `complete`: a finished checkpoint; `deleting`: retention chose it and its agent was told; `deleted` (see `deleted_at`) or `delete_failed` (see `delete_error`): what the agent reported.
+             * @enum {string}
+             */
+            state: "complete" | "deleting" | "deleted" | "delete_failed";
+            deleted_at: components["schemas"]["Timestamp"] | null;
+            /** @description Why the agent could not delete it. */
+            delete_error: string | null;
         };
         CheckpointList: {
             items: components["schemas"]["Checkpoint"][];
@@ -3303,6 +3342,23 @@ export interface components {
             step: number;
             /** @description false: this step was recorded already (201 when new, 200 when not). */
             created: boolean;
+            /** @description Checkpoints of the run that retention chose and this agent is to delete, then report on `checkpoint-deletions` (docs/agent-protocol.md). */
+            delete: {
+                step: number;
+                uri: string;
+            }[];
+        };
+        CheckpointDeletionReport: {
+            step: number;
+            uri?: string;
+            deleted: boolean;
+            /** @description Required when `deleted` is false. */
+            error?: string | null;
+        };
+        CheckpointDeletionRecorded: {
+            step: number;
+            /** @enum {string} */
+            state: "deleting" | "deleted" | "delete_failed";
         };
         CheckpointReport: {
             step: number;
@@ -5717,6 +5773,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    agentAttemptCheckpointDeletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Attempt id. */
+                id: components["parameters"]["AttemptId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckpointDeletionReport"];
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointDeletionRecorded"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             503: components["responses"]["Unavailable"];
         };
     };

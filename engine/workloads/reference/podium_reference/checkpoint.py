@@ -75,3 +75,36 @@ def restore(mngr, step, abstract_state):
     restored = mngr.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract_state),
                                                           meta=ocp.args.JsonRestore()))
     return restored["state"], restored["meta"]
+
+
+def step_of_directory(directory):
+    """The step a checkpoint step directory stands for (<...>/checkpoints/<N> -> N)."""
+    name = os.path.basename(os.path.normpath(directory))
+    if not name.isdigit():
+        raise ValueError(f"--init-from {directory}: not a checkpoint step directory (its name must be the step number)")
+    return int(name)
+
+
+def restore_params_from(directory, abstract_state, model_name):
+    """(params, step) of the finished checkpoint at `directory` (another run's step directory,
+    local or a URI under PODIUM_REFERENCE_OBJECT_STORE), as MaxText's load_parameters_path:
+    only the parameters are used; the optimizer starts afresh."""
+    step = step_of_directory(directory)
+    local = local_root(os.path.normpath(directory))
+    if not os.path.isdir(local):
+        raise FileNotFoundError(f"--init-from {directory}: no such checkpoint directory ({local})")
+    mngr = manager(os.path.dirname(local))
+    try:
+        import orbax.checkpoint as ocp
+
+        if step not in mngr.all_steps():
+            raise FileNotFoundError(f"--init-from {directory}: not a finished checkpoint")
+        # The model first: another model's arrays would fail inside Orbax with a shape error.
+        meta = mngr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+        if meta.get("model_name") != model_name:
+            raise ValueError(f"--init-from {directory} is a checkpoint of model_name={meta.get('model_name')}, "
+                             f"not {model_name}")
+        state, _ = restore(mngr, step, abstract_state)
+    finally:
+        mngr.close()
+    return state["params"], step

@@ -1,6 +1,11 @@
 """Podium's reference trainer: MaxText's command line, log lines and checkpoints, on JAX.
 
-    python -m podium_reference.train <config.yml> key=value ...   [--compile-only]
+    python -m podium_reference.train <config.yml> key=value ...   [--compile-only] [--init-from DIR]
+
+--init-from DIR starts a new run from another run's finished checkpoint (a step directory
+<...>/checkpoints/<N>): its parameters, a fresh optimizer, training from step N on this run's
+data, like MaxText's load_parameters_path. A run with checkpoints of its own resumes from them
+instead (a restart), as MaxText does.
 
 Every process prints the same lines on stdout, one flushed line each, in MaxText's wording:
 "number parameters: ...", "Per train step: Total TFLOPs: ...", the compiler's
@@ -138,12 +143,35 @@ def build_mesh(cfg, env):
     return Mesh(devices, mesh_lib.MESH_AXES), num_slices
 
 
+def split_init_from(args):
+    """(args without --init-from, its directory or None): `--init-from DIR` or `--init-from=DIR`."""
+    rest, init_from = [], None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--init-from":
+            if i + 1 >= len(args) or not args[i + 1]:
+                raise ValueError("--init-from needs a checkpoint step directory")
+            init_from = args[i + 1]
+            i += 2
+            continue
+        if a.startswith("--init-from="):
+            init_from = a[len("--init-from="):]
+            if not init_from:
+                raise ValueError("--init-from needs a checkpoint step directory")
+        else:
+            rest.append(a)
+        i += 1
+    return rest, init_from
+
+
 def main(argv=None, sigterm_guard=True):
     argv = sys.argv if argv is None else argv
     if hasattr(sys.stdout, "reconfigure"):  # not when a test captures stdout
         sys.stdout.reconfigure(line_buffering=True)
-    args = [a for a in argv[1:] if a != "--compile-only"]
-    if len(args) != len(argv) - 1:
+    all_args, init_from = split_init_from(argv[1:])
+    args = [a for a in all_args if a != "--compile-only"]
+    if len(args) != len(all_args):
         cfg = config_lib.load(args, require_dataset=False)
         from podium_reference import compile_only
 
@@ -214,6 +242,12 @@ def main(argv=None, sigterm_guard=True):
         log("enable_checkpointing is false: not restoring or saving checkpoints")
     if state is None:
         state = trainer.init_state(cfg.seed)
+        if init_from:
+            params, start_step = checkpoint.restore_params_from(
+                init_from, trainer.abstract_state_with_shardings(), cfg.model_name)
+            state = {"params": params, "opt_state": state["opt_state"]}
+            # Worded without "restoring": Podium reads that word as this run resuming its own checkpoint.
+            log(f"init_from: parameters of {init_from} loaded; training from step {start_step}")
 
     n_params = num_params(state["params"])
     assert n_params == catalog.param_count(dims), "catalog.param_count disagrees with the flax model"
