@@ -162,9 +162,17 @@ http::Response metrics(ApiContext& ctx, http::RequestContext& rc, FingerprintedC
   for (const auto& f : fields)
     if (!standard(f)) extra_fields.push_back(f);
 
-  std::string key = run_id + "|" + std::to_string(max_points) + "|" +
-                    (from ? std::to_string(*from) : "") + "|" + (to ? std::to_string(*to) : "");
-  for (const auto& f : fields) key += "|" + f;
+  // The request, each part length-prefixed: field names are free text (a separator could be
+  // part of one).
+  std::string key;
+  auto add_part = [&key](const std::string& part) {
+    key += std::to_string(part.size()) + ":" + part;
+  };
+  add_part(run_id);
+  add_part(std::to_string(max_points));
+  add_part(from ? std::to_string(*from) : "-");
+  add_part(to ? std::to_string(*to) : "-");
+  for (const auto& f : fields) add_part(f);
   std::optional<std::string> cached;
   std::optional<std::string> settled_fingerprint;
   auto rows = ctx.db.transact(
