@@ -116,12 +116,12 @@ struct ConfigLoad {
 
 // limits.handler_threads when it is 0 (the default): kHandlerThreadsPerCore per core, from
 // kHandlerThreadsMin to kHandlerThreadsMax. A handler thread blocks while PostgreSQL answers,
-// so a few per core keep the cores busy; more only queue on the CPU instead of in the FIFO
-// handler queue, and the tail grows with them (docs/benchmarks.md, api_get_run: 32 threads on
-// 2 cores gave p99 130-713 ms where 8 gave 28 ms at the same throughput). Slow requests do not
-// starve liveness: heartbeats and /healthz have their own lane.
-inline constexpr int kHandlerThreadsPerCore = 4;
-inline constexpr int kHandlerThreadsMin = 8;
+// so two per core keep the cores busy; more only queue on the CPU instead of in the FIFO
+// handler queue, and the tail grows with them (docs/benchmarks.md, api_get_run on 2 cores, 64
+// connections: p99 185-752 ms with 32 threads, 56-194 ms with 8, 23-28 ms with 4). Slow
+// requests do not starve liveness: heartbeats and /healthz have their own lane.
+inline constexpr int kHandlerThreadsPerCore = 2;
+inline constexpr int kHandlerThreadsMin = 4;
 inline constexpr int kHandlerThreadsMax = 64;
 int sized_handler_threads(unsigned cores);
 // database.pool_size when it is 0 (the default): one connection per handler thread, so that a
