@@ -42,7 +42,12 @@ ALL = ["ingest_metrics", "ingest_logs", "api_get_run", "dispatch_latency", "agen
 def start_server(bin_dir, url, tmp, token, settings=()):
     """A Release podium-server on loopback against the bench database, ready."""
     return PodiumServer(bin_dir, tmp, token, database_url=url,
-                        settings=["log.level=warn", *settings]).start()
+                        settings=["log.level=warn", *SERVER_SETTINGS, *settings]).start()
+
+
+# --set: server settings of this invocation (an A/B of limits.handler_threads, say), recorded
+# in latest.json beside the figures they produced.
+SERVER_SETTINGS = []
 
 
 def main():
@@ -78,7 +83,11 @@ def main():
     ap.add_argument("--merge", action="store_true",
                     help="keep the other scenarios' rows of the existing output (each row says "
                     "the commit and date it was measured at)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a podium-server setting for this invocation (repeatable), e.g. "
+                    "limits.handler_threads=32 to measure against an earlier default")
     args = ap.parse_args()
+    SERVER_SETTINGS[:] = args.set
     chosen = args.only.split(",") if args.only else [s for s in ALL if s != "quickstart"]
     if args.quickstart and "quickstart" not in chosen:
         chosen.append("quickstart")
@@ -197,7 +206,8 @@ def main():
     rows.sort(key=order)
     extra.update({"date": datetime.datetime.now(datetime.timezone.utc)
                   .isoformat(timespec="seconds"), "wall_seconds": round(
-                      time.monotonic() - t_start, 1), "binaries": os.path.relpath(bin_dir, ROOT)})
+                      time.monotonic() - t_start, 1), "binaries": os.path.relpath(bin_dir, ROOT),
+                  "server_settings": args.set})
     doc = report.write_json(args.output, rows, extra)
     report.write_markdown(args.doc, doc)
     print(report.table(doc))

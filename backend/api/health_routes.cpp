@@ -27,7 +27,8 @@ http::Response prometheus_metrics(ApiContext& ctx, http::RequestContext&) {
 
 void register_health_routes(http::Router& router, ApiContext& ctx) {
   RouteTable routes(router, ctx);
-  routes.add("GET", "/healthz", http::Access::open, healthz);
+  // Liveness: its own threads, so a probe answers while every handler thread is busy.
+  routes.add("GET", "/healthz", http::Access::open, healthz, http::liveness_lane());
   routes.add("GET", "/readyz", http::Access::open, readyz);
   routes.add("GET", "/metrics", http::Access::open, prometheus_metrics);
 }

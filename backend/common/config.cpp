@@ -4,13 +4,24 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <functional>
 #include <set>
+#include <thread>
 
 namespace podium {
+
+int sized_handler_threads(unsigned cores) {
+  const long long scaled = static_cast<long long>(std::max(1u, cores)) * kHandlerThreadsPerCore;
+  return static_cast<int>(std::clamp<long long>(scaled, kHandlerThreadsMin, kHandlerThreadsMax));
+}
+
+int sized_pool(int handler_threads) {
+  return std::min(1000, handler_threads + kPoolExtraConnections);
+}
 
 const std::vector<ConfigKey>& config_keys() {
   static const std::vector<ConfigKey> keys = {
@@ -40,14 +51,15 @@ const std::vector<ConfigKey>& config_keys() {
        "deadline to send a response"},
       {"limits.max_connections", "PODIUM_LIMITS_MAX_CONNECTIONS", "", "4096",
        "open connections beyond this are refused with 503"},
-      {"limits.handler_threads", "PODIUM_LIMITS_HANDLER_THREADS", "", "32",
-       "threads running request handlers (long-polls and idle log streams hold none)"},
+      {"limits.handler_threads", "PODIUM_LIMITS_HANDLER_THREADS", "", "0",
+       "threads running request handlers (long-polls and idle log streams hold none); 0: 2 per "
+       "core, from 4 to 64"},
       {"limits.handler_queue", "PODIUM_LIMITS_HANDLER_QUEUE", "", "1024",
        "requests waiting for a handler thread beyond this get 503 with Retry-After"},
       {"limits.shutdown_grace_seconds", "PODIUM_LIMITS_SHUTDOWN_GRACE_SECONDS", "", "10",
        "on SIGTERM, in-flight requests get this long to finish"},
-      {"database.pool_size", "PODIUM_DATABASE_POOL_SIZE", "", "16",
-       "PostgreSQL connections at most"},
+      {"database.pool_size", "PODIUM_DATABASE_POOL_SIZE", "", "0",
+       "PostgreSQL connections at most; 0: limits.handler_threads + 4"},
       {"database.acquire_timeout_ms", "PODIUM_DATABASE_ACQUIRE_TIMEOUT_MS", "", "2000",
        "waiting for a free connection longer answers 503"},
       {"database.connect_timeout_ms", "PODIUM_DATABASE_CONNECT_TIMEOUT_MS", "", "2000",
@@ -306,13 +318,13 @@ ConfigLoad load_config(const ConfigSources& sources) {
        [&](long long v) { c.write_timeout = std::chrono::seconds(v); }},
       {"limits.max_connections", 1, 1000000,
        [&](long long v) { c.max_connections = static_cast<int>(v); }},
-      {"limits.handler_threads", 2, 1024,
+      {"limits.handler_threads", 0, 1024,
        [&](long long v) { c.handler_threads = static_cast<int>(v); }},
       {"limits.handler_queue", 1, 1 << 20,
        [&](long long v) { c.handler_queue = static_cast<int>(v); }},
       {"limits.shutdown_grace_seconds", 0, 3600,
        [&](long long v) { c.shutdown_grace = std::chrono::seconds(v); }},
-      {"database.pool_size", 1, 1000, [&](long long v) { c.db_pool_size = static_cast<int>(v); }},
+      {"database.pool_size", 0, 1000, [&](long long v) { c.db_pool_size = static_cast<int>(v); }},
       {"database.acquire_timeout_ms", 1, 600000,
        [&](long long v) { c.db_acquire_timeout = std::chrono::milliseconds(v); }},
       {"database.connect_timeout_ms", 100, 600000,
@@ -364,6 +376,12 @@ ConfigLoad load_config(const ConfigSources& sources) {
     if (!v) return result;
     k.set(*v);
   }
+  if (c.handler_threads == 1)
+    return fail("limits.handler_threads: expected 0 (scaled to the cores) or 2 to 1024, got '1'");
+  if (c.handler_threads == 0)
+    c.handler_threads =
+        sized_handler_threads(sources.cores ? sources.cores : std::thread::hardware_concurrency());
+  if (c.db_pool_size == 0) c.db_pool_size = sized_pool(c.handler_threads);
   {
     // A fraction of the plan: 0 (off) up to 1 (anything slower than planned).
     const std::string& text = values["summaries.underperforming_ratio"];

@@ -29,11 +29,12 @@ struct ServerConfig {
   std::chrono::seconds idle_timeout{60};
   std::chrono::seconds write_timeout{30};
   int max_connections = 4096;
-  int handler_threads = 32;
+  // Both scaled to the machine unless set (0 in the file: see sized_handler_threads).
+  int handler_threads = 0;
   int handler_queue = 1024;  // beyond: 503 + Retry-After (parked long-polls do not count)
   std::chrono::seconds shutdown_grace{10};
 
-  int db_pool_size = 16;
+  int db_pool_size = 0;
   std::chrono::milliseconds db_acquire_timeout{2000};
   std::chrono::milliseconds db_connect_timeout{2000};
   std::chrono::milliseconds db_statement_timeout{15000};
@@ -103,6 +104,7 @@ struct ConfigSources {
   std::string yaml_name = "config";                // for messages
   std::map<std::string, std::string> environment;  // PODIUM_* variables
   std::vector<std::string> args;                   // command-line flags (argv[1..])
+  unsigned cores = 0;  // the machine's, for sizes scaled to it (0: std::thread's count)
 };
 
 struct ConfigLoad {
@@ -111,6 +113,23 @@ struct ConfigLoad {
   bool show_help = false;
   std::optional<std::string> config_file;  // --config value, for the caller to read
 };
+
+// limits.handler_threads when it is 0 (the default): kHandlerThreadsPerCore per core, from
+// kHandlerThreadsMin to kHandlerThreadsMax. A handler thread blocks while PostgreSQL answers,
+// so two per core keep the cores busy; more only queue on the CPU instead of in the FIFO
+// handler queue, and the tail grows with them (docs/benchmarks.md, api_get_run on 2 cores, 64
+// connections: p99 185-752 ms with 32 threads, 56-194 ms with 8, 23-28 ms with 4). Slow
+// requests do not starve liveness: heartbeats and /healthz have their own lane.
+inline constexpr int kHandlerThreadsPerCore = 2;
+inline constexpr int kHandlerThreadsMin = 4;
+inline constexpr int kHandlerThreadsMax = 64;
+int sized_handler_threads(unsigned cores);
+// database.pool_size when it is 0 (the default): one connection per handler thread, so that a
+// handler never waits for a connection behind another handler, plus kPoolExtraConnections: the
+// liveness lane's two threads (http::ServerOptions::priority_threads; connections reserved for
+// them) and two for the server's own background work (scheduler, summaries, retention).
+inline constexpr int kPoolExtraConnections = 4;
+int sized_pool(int handler_threads);
 
 // Two passes in practice: the caller scans args for --config, reads the file, then loads.
 std::optional<std::string> find_config_flag(const std::vector<std::string>& args);

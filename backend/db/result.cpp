@@ -37,9 +37,10 @@ std::string Result::column_name(size_t col) const {
 
 int Result::column_index(std::string_view name) const {
   // Exact match on the name as PostgreSQL returned it; PQfnumber would case-fold and parse quotes.
-  const int n = static_cast<int>(columns());
-  for (int i = 0; i < n; ++i) {
-    if (name == PQfname(impl_->res, i)) return i;
+  if (!impl_) return -1;
+  const auto& names = impl_->names;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<int>(i);
   }
   return -1;
 }

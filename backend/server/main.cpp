@@ -158,6 +158,11 @@ void add_pool_metrics(metrics::Registry& registry, db::Database& database) {
     out += "# TYPE podium_db_pool_connections gauge\n";
     out += "podium_db_pool_connections{state=\"in_use\"} " + std::to_string(s.in_use) + "\n";
     out += "podium_db_pool_connections{state=\"idle\"} " + std::to_string(s.idle) + "\n";
+    out +=
+        "# HELP podium_db_pool_max_connections Database pool connections at most "
+        "(database.pool_size).\n";
+    out += "# TYPE podium_db_pool_max_connections gauge\npodium_db_pool_max_connections " +
+           std::to_string(s.max_connections) + "\n";
     out += "# HELP podium_db_pool_waiting Requests waiting for a database connection.\n";
     out += "# TYPE podium_db_pool_waiting gauge\npodium_db_pool_waiting " +
            std::to_string(s.waiting) + "\n";
@@ -298,6 +303,13 @@ int run(int argc, char** argv) {
                          {"reason", r.reason},
                          {"remote", r.remote_address}}));
       });
+  // Where a request waits off the CPU: for a handler thread (this gauge), then for a database
+  // connection (podium_db_pool_waiting). bench/limits.py samples both under load.
+  registry.add_collector([&server](std::string& out) {
+    out += "# HELP podium_http_queued_requests Requests waiting for a handler thread.\n";
+    out += "# TYPE podium_http_queued_requests gauge\npodium_http_queued_requests " +
+           std::to_string(server.queued_requests()) + "\n";
+  });
   try {
     server.start();
   } catch (const std::exception& e) {
@@ -327,8 +339,13 @@ int run(int argc, char** argv) {
       notify::delivery_settings(config, config.public_url.empty() ? url : config.public_url),
       config.webhooks_delivery_threads, config.webhooks_poll_interval, log);
   webhooks.start();
-  log->info(
-      jline({{"msg", "listening"}, {"url", url}, {"embedded_database", embedded != nullptr}}));
+  // The sizes say what limits.handler_threads and database.pool_size came to (0: scaled to the
+  // cores).
+  log->info(jline({{"msg", "listening"},
+                   {"url", url},
+                   {"embedded_database", embedded != nullptr},
+                   {"handler_threads", config.handler_threads},
+                   {"database_pool_size", config.db_pool_size}}));
   // Plain lines for people and scripts (the token is never written to the structured log).
   std::cout << "podium-server listening on " << url << std::endl;
   if (boot->generated_admin_token)

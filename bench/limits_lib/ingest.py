@@ -18,7 +18,8 @@ from kit.results import scenario
 
 from .common import log
 
-TARGET_RATIO = 0.5
+TARGET_RATIO = 0.5  # ingest_logs
+TARGET_RATIO_METRICS = 0.8  # ingest_metrics (issue 31 point 3: a step line stored once)
 LINES_PER_BATCH = 500
 
 
@@ -222,8 +223,9 @@ def run(server, psql, tmp, agents_n, batches, which):
             ratio = value / baseline
             log(f"{name}: {value:,.0f} rows/s via the API, {baseline:,.0f} rows/s by COPY, "
                 f"ratio {ratio:.2f}")
+            target = TARGET_RATIO_METRICS if name == "ingest_metrics" else TARGET_RATIO
             results.append(scenario(
-                name, value, "rows/s", f"ratio >= {TARGET_RATIO}", ratio >= TARGET_RATIO,
+                name, value, "rows/s", f"ratio >= {target}", ratio >= target,
                 baseline_value=baseline, ratio=ratio, rows=rows, agents=agents_n,
                 lines_per_batch=LINES_PER_BATCH, api_seconds=api_s, copy_seconds=base_s,
                 batches_retried_after_503=retried,

@@ -18,6 +18,36 @@ TEST(Config, DefaultsMatchTheContract) {
   EXPECT_EQ(r.config.heartbeat_deadline.count(), 15);
 }
 
+// Unset, the handler threads scale with the cores and the pool gives each of them a connection
+// (plus the liveness lane's and background work's); set, both are taken as they are.
+TEST(Config, HandlerThreadsAndPoolScaleWithTheCoresUnlessSet) {
+  ConfigSources two;
+  two.cores = 2;
+  auto r = load_config(two);
+  ASSERT_FALSE(r.error.has_value()) << r.error->message;
+  EXPECT_EQ(r.config.handler_threads, 4);
+  EXPECT_EQ(r.config.db_pool_size, 8);
+  ConfigSources many;
+  many.cores = 96;
+  r = load_config(many);
+  EXPECT_EQ(r.config.handler_threads, 64);
+  EXPECT_EQ(r.config.db_pool_size, 68);
+  ConfigSources six;
+  six.cores = 6;
+  EXPECT_EQ(load_config(six).config.handler_threads, 12);
+  EXPECT_GE(load_config({}).config.handler_threads, kHandlerThreadsMin);  // this machine's
+  ConfigSources set;
+  set.cores = 2;
+  set.environment = {{"PODIUM_LIMITS_HANDLER_THREADS", "32"}, {"PODIUM_DATABASE_POOL_SIZE", "5"}};
+  r = load_config(set);
+  ASSERT_FALSE(r.error.has_value()) << r.error->message;
+  EXPECT_EQ(r.config.handler_threads, 32);
+  EXPECT_EQ(r.config.db_pool_size, 5);
+  ConfigSources one;
+  one.environment = {{"PODIUM_LIMITS_HANDLER_THREADS", "1"}};
+  ASSERT_TRUE(load_config(one).error.has_value());
+}
+
 TEST(Config, FileThenEnvironmentThenFlags) {
   ConfigSources s;
   s.yaml_text = "listen: 0.0.0.0:9000\ndata_dir: /srv/a\nlimits:\n  max_body_bytes: 2048\n";
