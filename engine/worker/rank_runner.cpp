@@ -425,7 +425,7 @@ void RankRunner::carry_out_deletions(const nlohmann::json& answer) {
   // Reported next, before anything queued after this checkpoint (the exit report above all:
   // the run's record is complete when the attempt ends).
   std::lock_guard lock(mu_);
-  reports_.insert(reports_.begin() + (reports_.empty() ? 0 : 1), outcomes.begin(), outcomes.end());
+  for (auto& o : outcomes) deletion_reports_.push_back(std::move(o));
 }
 
 void RankRunner::report() {
@@ -437,11 +437,13 @@ void RankRunner::report() {
   Backoff backoff(ctx_.timings.backoff_initial, ctx_.timings.backoff_max);
   for (;;) {
     Report item;
+    bool deletion_outcome = false;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return abandoned_ || !reports_.empty(); });
+      cv_.wait(lock, [&] { return abandoned_ || !reports_.empty() || !deletion_reports_.empty(); });
       if (abandoned_) return;
-      item = reports_.front();
+      deletion_outcome = !deletion_reports_.empty();
+      item = deletion_outcome ? deletion_reports_.front() : reports_.front();
     }
     if (item.is_exit && spool_) {
       while (!spool_->wait_drained(milliseconds(250))) {
@@ -481,7 +483,7 @@ void RankRunner::report() {
       sleep_for(backoff.next());
     }
     std::lock_guard lock(mu_);
-    reports_.pop_front();
+    (deletion_outcome ? deletion_reports_ : reports_).pop_front();
     if (item.is_exit) {
       exit_reported_ = true;
       return;

@@ -122,6 +122,9 @@ class RankRunner {
   std::optional<pid_t> pid_;
   std::optional<ExitStatus> exit_status_;
   std::deque<Report> reports_;
+  // Outcomes of the deletions a checkpoint report's answer asked for: sent before anything
+  // else still in reports_ (only the reporter thread adds them, while it handles that answer).
+  std::deque<Report> deletion_reports_;
 
   std::thread supervise_thread_;
   std::thread upload_thread_;

@@ -349,15 +349,55 @@ TEST_F(RunnerFixture, DeletesWhatACheckpointAnswerNamesAndReportsItBeforeTheExit
                     (c.body.contains("state") ? " " + c.body["state"].get<std::string>() : ""));
     if (c.path == "attempts/att_1/checkpoint-deletions") outcomes.push_back(c.body);
   }
-  EXPECT_THAT(order, ElementsAre("status running", "checkpoints 10", "checkpoints 20",
-                                 "checkpoints 30", "checkpoint-deletions 10",
-                                 "checkpoint-deletions 20", "checkpoint-deletions 5",
-                                 "status exited"));
+  EXPECT_THAT(order,
+              ElementsAre("status running", "checkpoints 10", "checkpoints 20", "checkpoints 30",
+                          "checkpoint-deletions 10", "checkpoint-deletions 20",
+                          "checkpoint-deletions 5", "status exited"));
   ASSERT_EQ(outcomes.size(), 3u);
   EXPECT_EQ(outcomes[0]["deleted"], true);
   EXPECT_TRUE(outcomes[0]["error"].is_null());
   EXPECT_EQ(outcomes[2]["deleted"], false);
   EXPECT_EQ(outcomes[2]["error"].get<std::string>().rfind("refused: ", 0), 0u) << outcomes[2];
+}
+
+}  // namespace
+}  // namespace podium::worker
+
+namespace podium::worker {
+namespace {
+
+// Deletions answered while later checkpoint reports wait behind: every report still goes out
+// once, under its own kind, in order.
+TEST_F(RunnerFixture, DeletionsAnsweredMidQueueKeepTheReportsBehindThem) {
+  const auto ckpt = dir.path() / "out/run_1/checkpoints";
+  for (int step = 10; step <= 60; step += 10)
+    testing::write_file(ckpt / std::to_string(step) / "state", "s");
+  api.answer = [&](const RecordedCall& c) -> std::optional<ApiResult> {
+    if (c.path != "attempts/att_1/checkpoints") return std::nullopt;
+    const int step = c.body["step"];
+    nlohmann::json del = nlohmann::json::array();
+    if (step >= 30)
+      del.push_back({{"step", step - 20}, {"uri", (ckpt / std::to_string(step - 20)).string()}});
+    return classify(200, nlohmann::json{{"step", step}, {"created", true}, {"delete", del}}.dump());
+  };
+  Assignment a = assignment();
+  a.checkpoint_dir = ckpt.string();
+  auto runner = make(a);
+  runner->start();
+  ASSERT_TRUE(eventually([&] { return runner->pid().has_value(); }));
+  finish(0);
+  ASSERT_TRUE(runner->wait_finished(10s));
+  std::vector<std::string> order;
+  for (const auto& c : api.snapshot()) {
+    if (c.path == "attempts/att_1/logs") continue;
+    order.push_back(c.path.substr(c.path.rfind('/') + 1) +
+                    (c.body.contains("step") ? " " + c.body["step"].dump() : ""));
+  }
+  EXPECT_THAT(order,
+              ElementsAre("status", "checkpoints 10", "checkpoints 20", "checkpoints 30",
+                          "checkpoint-deletions 10", "checkpoints 40", "checkpoint-deletions 20",
+                          "checkpoints 50", "checkpoint-deletions 30", "checkpoints 60",
+                          "checkpoint-deletions 40", "status"));
 }
 
 }  // namespace

@@ -419,6 +419,14 @@ std::vector<Row> routes() {
                      true};
        },
        agents(201)},
+      // The world's run has no checkpoint at this step: past authorization, 404.
+      {"POST", "/api/v1/agent/attempts/{id}/checkpoint-deletions", "agent",
+       [](World& w) {
+         return Call{"/api/v1/agent/attempts/" + w.agent_attempt() + "/checkpoint-deletions",
+                     {{"step", 987654}, {"deleted", true}},
+                     true};
+       },
+       agents(404)},
       // Only an attempt's attach token may join it: a cluster's worker token is refused.
       {"POST", "/api/v1/agent/attach", "agent",
        [](World&) {
