@@ -19,6 +19,9 @@ std::string run_select() {
          "AS accelerator, COALESCE(r.num_slices, c.num_slices) AS num_slices, "
          "r.current_slices, r.waiting_reason, r.preflight_state, r.preflight_run_id, "
          "r.compile_check_for, r.plan_check::text AS plan_check, "
+         // The stall its live attempt is in (backend/sched/dispatch/stall_watch.h), if any.
+         "(SELECT a.stall::text FROM attempts a WHERE a.run_id = r.id AND a.finished_at IS NULL "
+         "AND a.stall IS NOT NULL ORDER BY a.number DESC LIMIT 1) AS stall, "
          // The latest attempt's environment: what it recorded and what its ranks reported.
          "(SELECT json_build_object('recorded', a.environment, 'ranks', (SELECT "
          "COALESCE(json_agg(ah.environment ORDER BY ah.rank), '[]') FROM attempt_hosts ah WHERE "
@@ -36,7 +39,8 @@ std::string run_select() {
 namespace {
 
 // What a run is flagged with: {"underperforming": {its figures}} once the plan-against-actual
-// verdict (backend/api/plan_check.h) says so; {} otherwise.
+// verdict (backend/api/plan_check.h) says so, {"stalled": {the stall's figures}} while its live
+// attempt is stalled (backend/sched/stall_bound.h's detail); {} otherwise.
 nlohmann::json run_flags(const db::Result& r, size_t i) {
   nlohmann::json flags = nlohmann::json::object();
   auto verdict = json_column(r, i, "plan_check");
@@ -45,6 +49,8 @@ nlohmann::json run_flags(const db::Result& r, size_t i) {
     figures.erase("verdict");
     flags["underperforming"] = std::move(figures);
   }
+  if (auto stall = json_column(r, i, "stall"); stall && stall->is_object())
+    flags["stalled"] = std::move(*stall);
   return flags;
 }
 

@@ -76,6 +76,16 @@ const std::vector<ConfigKey>& config_keys() {
        "first port handed to attempts as JAX coordinator / MASTER_PORT (port + 1: MEGASCALE_PORT)"},
       {"scheduler.coordinator_port_count", "PODIUM_SCHEDULER_COORDINATOR_PORT_COUNT", "", "500",
        "size of the coordinator port range"},
+      {"stalls.default_seconds", "PODIUM_STALLS_DEFAULT_SECONDS", "", "300",
+       "a running attempt silent this long at least (no new step) is stalled; a run's "
+       "stall_seconds overrides it"},
+      {"stalls.step_factor", "PODIUM_STALLS_STEP_FACTOR", "", "10",
+       "a stall is no step for max(this x the attempt's steady step time, stall_seconds)"},
+      {"stalls.compile_seconds", "PODIUM_STALLS_COMPILE_SECONDS", "", "1800",
+       "time to an attempt's first step before it is stalled, when neither its run nor runs of "
+       "its model on its cluster have a history to learn it from"},
+      {"stalls.limit", "PODIUM_STALLS_LIMIT", "", "3",
+       "the stall of a run (on_stall restart) that ends it as failed / stalled"},
       {"workloads.python", "PODIUM_WORKLOADS_PYTHON", "", "",
        "interpreter that runs the reference workload on worker hosts (needs jax, flax, optax, "
        "orbax-checkpoint: requirements/workload.txt; empty: this source tree's .venv when it "
@@ -341,6 +351,13 @@ ConfigLoad load_config(const ConfigSources& sources) {
        [&](long long v) { c.coordinator_port_first = static_cast<int>(v); }},
       {"scheduler.coordinator_port_count", 4, 20000,
        [&](long long v) { c.coordinator_port_count = static_cast<int>(v); }},
+      {"stalls.default_seconds", 1, 7 * 86400,
+       [&](long long v) { c.stall_seconds = std::chrono::seconds(v); }},
+      {"stalls.step_factor", 1, 10000,
+       [&](long long v) { c.stall_step_factor = static_cast<int>(v); }},
+      {"stalls.compile_seconds", 1, 7 * 86400,
+       [&](long long v) { c.stall_compile_seconds = std::chrono::seconds(v); }},
+      {"stalls.limit", 1, 1000, [&](long long v) { c.stall_limit = static_cast<int>(v); }},
       {"auth.session_ttl_hours", 1, 24 * 365,
        [&](long long v) { c.session_ttl = std::chrono::hours(v); }},
       // At most a minute: a token's last_used_at is kept to the minute on the requests that miss.

@@ -44,6 +44,13 @@ struct ServerConfig {
   std::chrono::seconds cancel_grace{10};
   int coordinator_port_first = 8476;
   int coordinator_port_count = 500;
+  // Stall detection (backend/sched/stall_bound.h): the least silence that counts (a run's
+  // stall_seconds overrides it), k of k x steady step time, the compile allowance of an attempt
+  // with no history, and the stall of a run that ends it as failed.
+  std::chrono::seconds stall_seconds{300};
+  int stall_step_factor = 10;
+  std::chrono::seconds stall_compile_seconds{1800};
+  int stall_limit = 3;
 
   std::string workloads_python = "/usr/bin/python3";
   std::string workloads_reference_dir;  // empty: the source tree's engine/workloads/reference

@@ -8,7 +8,7 @@ namespace {
 
 using core::FailureClass;
 
-enum class Rule { recover, restart_with_budget, fail_unless_listed_code };
+enum class Rule { recover, restart_with_budget, fail_unless_listed_code, stall_policy };
 
 // The table of the header, one row per class.
 Rule rule_for(FailureClass c) {
@@ -25,6 +25,8 @@ Rule rule_for(FailureClass c) {
     case FailureClass::data_exhausted:
     case FailureClass::code_error:
       return Rule::fail_unless_listed_code;
+    case FailureClass::stalled:
+      return Rule::stall_policy;
   }
   return Rule::restart_with_budget;
 }
@@ -48,7 +50,50 @@ RestartDecision restart_or_fail(const RestartInput& in, const std::string& why) 
                 why + "; restart budget exhausted (" + std::to_string(budget) + " allowed)");
 }
 
+// Podium stopped the attempt for a stall: the run's on_stall and stall limit decide, never the
+// restart budget (a hung collective is the infrastructure's fault until it keeps happening).
+RestartDecision decide_stall(const RestartInput& in) {
+  const std::string count = std::to_string(std::max(1, in.stalls));
+  const std::string limit = std::to_string(std::max(1, in.stall_limit));
+  if (in.on_stall == StallAction::fail)
+    return decide(RestartAction::fail, "stalled: on_stall is fail");
+  if (in.stalls >= std::max(1, in.stall_limit))
+    return decide(RestartAction::fail,
+                  "stalled: stall " + count + " of this run, the limit is " + limit);
+  // Its recovery counts as one: a run that keeps stalling on a flapping cluster is bounded too.
+  if (in.max_recoveries && std::max(0, in.recoveries_used) >= std::max(0, *in.max_recoveries)) {
+    RestartDecision d = decide(RestartAction::fail,
+                               "stalled: max_recoveries reached (" +
+                                   std::to_string(std::max(0, in.recoveries_used)) + " made, " +
+                                   std::to_string(std::max(0, *in.max_recoveries)) + " allowed)");
+    d.recoveries_exhausted = true;
+    return d;
+  }
+  return decide(RestartAction::recover, "stalled: stall " + count + " of " + limit +
+                                            " allowed; resumed from the latest checkpoint "
+                                            "without spending the restart budget");
+}
+
 }  // namespace
+
+std::string_view to_string(StallAction a) {
+  switch (a) {
+    case StallAction::alert:
+      return "alert";
+    case StallAction::restart:
+      return "restart";
+    case StallAction::fail:
+      return "fail";
+  }
+  return "restart";
+}
+
+std::optional<StallAction> parse_stall_action(std::string_view name) {
+  if (name == "alert") return StallAction::alert;
+  if (name == "restart") return StallAction::restart;
+  if (name == "fail") return StallAction::fail;
+  return std::nullopt;
+}
 
 std::string_view to_string(RestartAction a) {
   switch (a) {
@@ -65,6 +110,7 @@ std::string_view to_string(RestartAction a) {
 RestartDecision decide_restart(const RestartInput& in) {
   const std::string cls(core::to_string(in.failure_class));
   const Rule rule = rule_for(in.failure_class);
+  if (rule == Rule::stall_policy) return decide_stall(in);
   if (rule == Rule::recover) {
     if (in.max_recoveries && std::max(0, in.recoveries_used) >= std::max(0, *in.max_recoveries)) {
       RestartDecision d =

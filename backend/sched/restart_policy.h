@@ -10,6 +10,8 @@
 //   oom, mesh, config,   | restart while budget, else fail    | fail at once
 //   nan, data_exhausted, |                                    |
 //   code_error           |                                    |
+//   stalled              | by on_stall: restart -> recover (no budget) until the run's
+//                        | stall_limit-th stall or max_recoveries, then fail; fail -> fail at once
 //
 // restart_on_exit_codes is the user's explicit statement that their workload exits with these
 // codes when a retry can help (xpk's convention is 42). Podium's deterministic classes come from
@@ -28,6 +30,13 @@
 
 namespace podium::sched {
 
+// A run's on_stall (issue 30): what a stall does. alert only records it (the attempt goes on and
+// never ends as stalled); restart stops the gang and resumes from the latest checkpoint as an
+// infrastructure recovery; fail ends the run.
+enum class StallAction { alert, restart, fail };
+std::string_view to_string(StallAction a);
+std::optional<StallAction> parse_stall_action(std::string_view name);
+
 enum class RestartAction {
   recover,  // requeue without spending the restart budget (infrastructure's fault)
   restart,  // requeue and spend one restart
@@ -45,6 +54,11 @@ struct RestartInput {
   // A cluster that keeps losing hosts under a run ends it as failed instead of looping.
   int recoveries_used = 0;
   std::optional<int> max_recoveries;
+  // For failure class stalled: the run's policy, how many stalls it has had (this one
+  // included) and how many end it.
+  StallAction on_stall = StallAction::restart;
+  int stalls = 0;
+  int stall_limit = 3;
 };
 
 struct RestartDecision {

@@ -26,6 +26,10 @@ sched::EngineSettings engine_settings(const ServerConfig& config) {
   engine.cancel_grace = config.cancel_grace;
   engine.coordinator_port_first = config.coordinator_port_first;
   engine.coordinator_port_count = config.coordinator_port_count;
+  engine.stall.floor_seconds = static_cast<double>(config.stall_seconds.count());
+  engine.stall.step_factor = config.stall_step_factor;
+  engine.stall.compile_seconds = static_cast<double>(config.stall_compile_seconds.count());
+  engine.stall.limit = config.stall_limit;
   // Unset: the environment this build's scripts/setup.sh made, where it exists (a server run from
   // its source tree with agents on the same machine, as the demo), else python3 on the hosts.
   engine.launch.python = !config.workloads_python.empty() ? config.workloads_python

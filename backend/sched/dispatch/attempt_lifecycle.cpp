@@ -1,7 +1,11 @@
 #include "backend/sched/dispatch/attempt_lifecycle.h"
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
+#include "backend/sched/dispatch/stall_watch.h"
+#include "backend/sched/lifecycle/stall_writes.h"
 #include "backend/sched/restart_policy.h"
 #include "backend/sched/run_state.h"
 #include "engine/core/logs/failure_classifier.h"
@@ -52,7 +56,7 @@ void end_attempt(db::Transaction& tx, const std::string& attempt_id, const std::
 }
 
 bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
-                            const EngineSettings&) {
+                            const EngineSettings& settings) {
   auto a = tx.exec(
       "SELECT a.id, a.run_id, a.number, a.state, a.ending_cause, a.user_cancelled, "
       "a.num_slices, a.executor, a.engine_end::text AS engine_end, a.preemption_notice, "
@@ -122,6 +126,9 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
       "attempt_id = $1",
       {attempt_id});
   evidence.completed_a_step = !steps.is_null(0, "last");
+  // A stall's cause without its "stalled: " (the class says it): "no step for 31 s after ...".
+  if (cause.rfind(kStallCausePrefix, 0) == 0)
+    evidence.stall_cause = cause.substr(std::string_view(kStallCausePrefix).size());
   const bool grow = cause.rfind("grow", 0) == 0 && !evidence.user_cancelled;
   auto classification = core::classify_failure(evidence);
 
@@ -159,6 +166,12 @@ bool finish_attempt_if_done(db::Transaction& tx, const std::string& attempt_id,
     in.recoveries_used = static_cast<int>(a.int64(0, "recoveries"));
     if (spec.contains("max_recoveries") && spec["max_recoveries"].is_number_integer())
       in.max_recoveries = spec["max_recoveries"].get<int>();
+    if (in.failure_class == core::FailureClass::stalled) {
+      if (auto it = spec.find("on_stall"); it != spec.end() && it->is_string())
+        in.on_stall = parse_stall_action(it->get<std::string>()).value_or(StallAction::restart);
+      in.stalls = count_run_stalls(tx, run_id);
+      in.stall_limit = settings.stall.limit;
+    }
     auto decision = decide_restart(in);
     if (decision.recoveries_exhausted) recoveries_exhausted = decision.reason;
     decision_json = to_json(decision);

@@ -11,6 +11,7 @@
 #include "backend/sched/dispatch/compile_checks.h"
 #include "backend/sched/dispatch/external_attempts.h"
 #include "backend/sched/dispatch/init_from_checkpoint.h"
+#include "backend/sched/dispatch/stall_watch.h"
 #include "backend/sched/launch_spec.h"
 #include "backend/sched/placement.h"
 #include "engine/core/plan/elastic_layout.h"
@@ -311,6 +312,7 @@ void Dispatcher::loop() {
       }
       if (std::chrono::steady_clock::now() >= next_reap) {
         reap_once();
+        watch_stalls_once(db_, settings_, log_);
         check_growth_once();
         if (external_) external_->drive_once();
         db_.transact([&](db::Transaction& tx) { check_compile_preflights(tx, log_); });

@@ -1,7 +1,8 @@
 #pragma once
 // The scheduler loop of a server replica: wakes on NOTIFY podium_runs (a run was submitted, an
 // attempt ended, a worker registered) or every second, then
-//   1. reaps: ranks whose worker has been silent past the heartbeat deadline are lost;
+//   1. reaps: ranks whose worker has been silent past the heartbeat deadline are lost; running
+//      attempts silent past their stall bound are stalled (stall_watch.h);
 //   2. places: queued and recovering runs get whole gangs (backend/sched/placement.h over a
 //      snapshot read with FOR UPDATE SKIP LOCKED, so replicas never place the same run or the
 //      same cluster twice) and their attempts are written with each rank's command and env;

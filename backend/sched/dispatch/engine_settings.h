@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "backend/sched/launch_spec.h"
+#include "backend/sched/stall_bound.h"
 
 namespace podium::sched {
 
@@ -16,6 +17,7 @@ struct EngineSettings {
   int coordinator_port_first = 8476;
   int coordinator_port_count = 500;
   LaunchSettings launch;
+  StallSettings stall;  // stalls.* (stall_watch.h)
 };
 
 }  // namespace podium::sched

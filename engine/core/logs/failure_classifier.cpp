@@ -11,7 +11,7 @@ constexpr int kSigterm = 15;
 // Shells and container runtimes report "killed by SIGTERM" as exit status 128 + 15.
 constexpr int kSigtermExitCode = 128 + kSigterm;
 
-constexpr std::array<std::pair<FailureClass, std::string_view>, 9> kClassNames = {{
+constexpr std::array<std::pair<FailureClass, std::string_view>, 10> kClassNames = {{
     {FailureClass::oom, "oom"},
     {FailureClass::mesh, "mesh"},
     {FailureClass::config, "config"},
@@ -21,6 +21,7 @@ constexpr std::array<std::pair<FailureClass, std::string_view>, 9> kClassNames =
     {FailureClass::host_lost, "host_lost"},
     {FailureClass::error, "error"},
     {FailureClass::code_error, "code_error"},
+    {FailureClass::stalled, "stalled"},
 }};
 
 // Deterministic classes in precedence order (see the header for why).
@@ -242,6 +243,9 @@ FailureClassification classify_failure(const AttemptEvidence& evidence) {
       return fail(FailureClass::code_error, std::move(reason));
     }
   }
+
+  // 4c. Podium stopped a stalled attempt.
+  if (!evidence.stall_cause.empty()) return fail(FailureClass::stalled, evidence.stall_cause);
 
   // 5. Any other bad end of a rank Podium did not stop.
   for (const RankOutcome& r : evidence.ranks) {

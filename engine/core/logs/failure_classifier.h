@@ -29,6 +29,10 @@
 //     below the infrastructure rules (2b-4) because its evidence is a generic exception name: a
 //     preempted or lost host must keep its free recovery. After the first step such an exception
 //     is no proof that the code cannot run (a rare path, a flaky import), so it stays `error`.
+//  4c. Podium ended the attempt because it stalled: it logged no step within its bound
+//     (backend/sched/dispatch/stall_watch.h)                            -> stalled. The ranks'
+//     ends after that stop are its consequence; a rank that had failed on its own would have
+//     ended the attempt before any stall.
 //  5. Any rank that exited nonzero or by a signal Podium did not send    -> error.
 //  6. Every rank exited 0                                                 -> succeeded.
 //  7. Ranks stopped only because Podium stopped them, nothing else known  -> error (an attempt
@@ -56,7 +60,8 @@ enum class FailureClass {
   preempted,
   host_lost,
   error,
-  code_error
+  code_error,
+  stalled
 };
 std::string_view to_string(FailureClass c);
 std::optional<FailureClass> parse_failure_class(std::string_view name);
@@ -91,6 +96,9 @@ struct AttemptEvidence {
   // (engine/core/executors/engine_observation.h).
   std::optional<FailureClass> engine_class;
   std::string engine_reason;
+  // Podium ended the attempt because it stalled (rule 4c): why ("no step for 31 s after step
+  // 17 (bound 30 s: ...)", the classification's reason); empty otherwise.
+  std::string stall_cause;
 };
 
 enum class AttemptOutcome { succeeded, failed, cancelled };

@@ -2438,12 +2438,14 @@ export interface components {
              * @description `state`: a state change (or a note in the same state). Other kinds are events a
              *     notification subscribes to as `run.<kind>`, the run staying in its state:
              *     `underperforming`, once the run's steady TFLOP/s/device is below the server's
-             *     threshold of the planner's expectation (PlanCheck in `detail`).
+             *     threshold of the planner's expectation (PlanCheck in `detail`);
+             *     `stalled`, when a running attempt logged no step within its bound (Stall in
+             *     `detail`); what follows is the run's `on_stall`.
              * @enum {string}
              */
-            kind: "state" | "underperforming";
-            /** @description The event's figures (an underperforming event's PlanCheck); null for state changes. */
-            detail: components["schemas"]["PlanCheck"] | null;
+            kind: "state" | "underperforming" | "stalled";
+            /** @description The event's figures (an underperforming event's PlanCheck, a stalled event's Stall); null for state changes. */
+            detail: components["schemas"]["PlanCheck"] | components["schemas"]["Stall"] | null;
         };
         RunEventList: {
             items: components["schemas"]["RunEvent"][];
@@ -3103,6 +3105,38 @@ export interface components {
                 decided_at: components["schemas"]["Timestamp"];
                 at_step: number | null;
             };
+            /** @description The run's live attempt is stalled (the stall's figures); gone when it logs a step again or ends. */
+            stalled?: components["schemas"]["Stall"];
+        };
+        /**
+         * @description A stall of a running attempt (backend/sched/stall_bound.h): no new step for longer than
+         *     its bound. In the `steps` phase the bound is max(k × the attempt's steady step time,
+         *     floor); in the `first_step` phase (no step yet) it is a compile allowance learned from
+         *     the run's earlier attempts (`run_history`), else from runs of the same model on the same
+         *     cluster (`model_history`), else the server's (`server_default`), never below the floor.
+         *     The floor is the run's `stall_seconds`, else the server's `stalls.default_seconds`.
+         */
+        Stall: {
+            /** @enum {string} */
+            phase: "first_step" | "steps";
+            /** @description The attempt's latest step; null in the first_step phase. */
+            last_step: number | null;
+            /** @description How long the attempt had logged no step when the stall was decided. */
+            silence_seconds: number;
+            bound_seconds: number;
+            floor_seconds: number;
+            /** @enum {string} */
+            basis: "steady_step_time" | "floor" | "run_history" | "model_history" | "server_default";
+            steady_step_seconds: number | null;
+            /** @description Steps the steady step time rests on. */
+            steady_steps: number;
+            /** @description The longest time to a first step in the history the compile allowance was learned from. */
+            history_seconds: number | null;
+            history_attempts: number;
+            /** @example 10 x steady step 2.0 s (17 steps) */
+            derivation: string;
+            /** @enum {string} */
+            on_stall: "alert" | "restart" | "fail";
         };
         /** @description Where the derived figures come from. */
         SummaryBasis: {

@@ -9,6 +9,7 @@ import { LogView } from '../components/LogView';
 import { FailureNotice } from '../components/FailureNotice';
 import { PlanCheckBadge } from '../components/PlanCheckBadge';
 import { RunCuration } from '../components/RunCuration';
+import { StallBadge } from '../components/StallBadge';
 import { expectationBasisText, planCheckOf } from '../planCheck';
 import { Empty, ErrorBox, Loading, StateBadge, usePoll } from '../components/ui';
 import { count, gib, money, num, pct, progress, ratioText, seconds } from '../format';
@@ -61,6 +62,7 @@ export function RunPage({ id }: { id: string }) {
         <div class="actions">
           <StateBadge state={run.state} failure={run.failure_class} />
           <PlanCheckBadge check={planCheckOf(summaryQ.data, run)} />
+          <StallBadge run={run} />
           <a class="button" href={`/compare?runs=${run.id}`}>Compare…</a>
           {live && run.state !== 'cancelling' && <button type="button" class="danger" onClick={cancel}>Cancel run</button>}
           {mayDelete && <button type="button" class="danger" data-test="delete-run" onClick={remove}>Delete run</button>}

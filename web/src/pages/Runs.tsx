@@ -5,6 +5,7 @@ import { count, num, pct, progress, ago } from '../format';
 import { navigate } from '../router';
 import { Empty, ErrorBox, StateBadge } from '../components/ui';
 import { CURATION_FILTERS, CurationFilters } from '../components/CurationFilters';
+import { StallBadge } from '../components/StallBadge';
 import { FINISHED_STATES, RUN_STATES, type Run, type Summary } from '../types';
 
 const FILTERS = ['state', 'cluster', 'model', 'owner', 'tag', 'q', ...CURATION_FILTERS] as const;
@@ -111,7 +112,7 @@ export function Runs({ search }: { search: URLSearchParams }) {
                 <tr key={r.id} data-run-id={r.id}>
                   <td><input type="checkbox" aria-label={`select ${r.name}`} checked={selected.has(r.id)} onChange={() => toggle(r.id)} /></td>
                   <td><a href={`/runs/${r.id}`}>{r.name}</a>{r.tags.length > 0 && <span class="tags">{r.tags.map((t) => <span class="tag" key={t}>{t}</span>)}</span>}</td>
-                  <td><StateBadge state={r.state} failure={r.failure_class} />{r.waiting_reason && r.state === 'queued' && <div class="muted small" title={r.waiting_reason}>{r.waiting_reason}</div>}</td>
+                  <td><StateBadge state={r.state} failure={r.failure_class} /><StallBadge run={r} compact />{r.waiting_reason && r.state === 'queued' && <div class="muted small" title={r.waiting_reason}>{r.waiting_reason}</div>}</td>
                   <td>{r.cluster ?? (r.imported ? `${r.accelerator} (imported)` : '–')}</td>
                   <td>{r.model}</td>
                   <td>{r.owner ?? '–'}</td>

@@ -149,6 +149,33 @@ TEST(FailureClassifierTest, SigkillFromOutsideIsAnError) {
   EXPECT_EQ(c.reason, "rank 0 killed by signal 9");
 }
 
+TEST(FailureClassifierTest, AStalledAttemptPodiumStoppedIsStalled) {
+  // Podium stopped the hung gang: one rank left on SIGTERM, the SIGSTOPped one needed SIGKILL.
+  AttemptEvidence e;
+  e.stall_cause = "no step for 31 s after step 17 (bound 30 s: stall_seconds 30 s)";
+  e.completed_a_step = true;
+  e.ranks = {killed(0, 15, true), killed(1, 9, true)};
+  auto c = classify_failure(e);
+  EXPECT_EQ(c.outcome, AttemptOutcome::failed);
+  EXPECT_EQ(c.failure_class, FailureClass::stalled);
+  EXPECT_EQ(c.reason, e.stall_cause);
+  EXPECT_FALSE(is_deterministic(FailureClass::stalled));
+}
+
+TEST(FailureClassifierTest, AStallDoesNotHideADeterministicCauseOrALostHost) {
+  AttemptEvidence e;
+  e.stall_cause = "no first step 1801 s after start";
+  e.ranks = {killed(0, 15, true), killed(1, 15, true)};
+  e.signatures = {FailureSignature::hbm_oom};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::oom);
+  e.signatures.clear();
+  e.ranks = {killed(0, 15, true), vanished(1)};
+  EXPECT_EQ(classify_failure(e).failure_class, FailureClass::host_lost);
+  // A user's cancel after the stall: cancelled.
+  e.user_cancelled = true;
+  EXPECT_EQ(classify_failure(e).outcome, AttemptOutcome::cancelled);
+}
+
 TEST(FailureClassifierTest, UserCancelWinsOverEverything) {
   AttemptEvidence e;
   e.user_cancelled = true;
@@ -287,9 +314,10 @@ TEST(FailureClassifierTest, ClassifiesACodeErrorFromRealTracebackLines) {
 }
 
 TEST(FailureClassifierTest, NamesRoundTripAndJson) {
-  for (FailureClass c : {FailureClass::oom, FailureClass::mesh, FailureClass::config,
-                         FailureClass::data_exhausted, FailureClass::nan, FailureClass::preempted,
-                         FailureClass::host_lost, FailureClass::error, FailureClass::code_error}) {
+  for (FailureClass c :
+       {FailureClass::oom, FailureClass::mesh, FailureClass::config, FailureClass::data_exhausted,
+        FailureClass::nan, FailureClass::preempted, FailureClass::host_lost, FailureClass::error,
+        FailureClass::code_error, FailureClass::stalled}) {
     EXPECT_EQ(parse_failure_class(to_string(c)), c);
   }
   EXPECT_EQ(to_string(FailureClass::code_error), "code_error");
