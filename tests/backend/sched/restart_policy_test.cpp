@@ -116,58 +116,59 @@ TEST(RestartPolicyTest, MaxRecoveriesBoundsAFlappingCluster) {
   auto error = input(FailureClass::error, 0, 3, {1});
   error.max_recoveries = 0;
   EXPECT_EQ(decide_restart(error).action, RestartAction::restart);
+}
 
-  RestartInput stalled(StallAction on_stall, int stalls, int limit, int used = 0, int max = 0) {
-    RestartInput in = input(FailureClass::stalled, used, max, {}, {});
-    in.on_stall = on_stall;
-    in.stalls = stalls;
-    in.stall_limit = limit;
-    return in;
-  }
+RestartInput stalled(StallAction on_stall, int stalls, int limit, int used = 0, int max = 0) {
+  RestartInput in = input(FailureClass::stalled, used, max, {}, {});
+  in.on_stall = on_stall;
+  in.stalls = stalls;
+  in.stall_limit = limit;
+  return in;
+}
 
-  // A stall is recovered without spending the budget (even with none left) until the run's
-  // limit-th stall; on_stall fail ends the run at once.
-  TEST(RestartPolicyTest, StallsRecoverUntilTheLimitWithoutTheBudget) {
-    auto first = decide_restart(stalled(StallAction::restart, 1, 3));
-    EXPECT_EQ(first.action, RestartAction::recover) << first.reason;
-    EXPECT_FALSE(first.spends_budget);
-    EXPECT_EQ(first.reason,
-              "stalled: stall 1 of 3 allowed; resumed from the latest checkpoint without spending "
-              "the restart budget");
-    EXPECT_EQ(decide_restart(stalled(StallAction::restart, 2, 3, 5, 5)).action,
-              RestartAction::recover);
-    auto third = decide_restart(stalled(StallAction::restart, 3, 3, 0, 10));
-    EXPECT_EQ(third.action, RestartAction::fail);
-    EXPECT_EQ(third.reason, "stalled: stall 3 of this run, the limit is 3");
-    EXPECT_EQ(decide_restart(stalled(StallAction::restart, 1, 1)).action, RestartAction::fail);
-    // A nonsense limit counts as 1: the first stall ends the run.
-    EXPECT_EQ(decide_restart(stalled(StallAction::restart, 1, 0)).action, RestartAction::fail);
-    auto fail = decide_restart(stalled(StallAction::fail, 1, 3, 0, 3));
-    EXPECT_EQ(fail.action, RestartAction::fail);
-    EXPECT_EQ(fail.reason, "stalled: on_stall is fail");
-    EXPECT_FALSE(fail.spends_budget);
-    // A stall's recovery is a recovery: max_recoveries bounds it too.
-    auto bounded = stalled(StallAction::restart, 1, 3);
-    bounded.max_recoveries = 2;
-    bounded.recoveries_used = 2;
-    auto exhausted = decide_restart(bounded);
-    EXPECT_EQ(exhausted.action, RestartAction::fail);
-    EXPECT_TRUE(exhausted.recoveries_exhausted);
-    bounded.recoveries_used = 1;
-    EXPECT_EQ(decide_restart(bounded).action, RestartAction::recover);
-    // Exit codes listed for restarts do not make a stall spend the budget.
-    auto listed = stalled(StallAction::restart, 1, 3, 0, 3);
-    listed.exit_codes = {42};
-    listed.restart_on_exit_codes = {42};
-    EXPECT_EQ(decide_restart(listed).action, RestartAction::recover);
-  }
+// A stall is recovered without spending the budget (even with none left) until the run's
+// limit-th stall; on_stall fail ends the run at once.
+TEST(RestartPolicyTest, StallsRecoverUntilTheLimitWithoutTheBudget) {
+  auto first = decide_restart(stalled(StallAction::restart, 1, 3));
+  EXPECT_EQ(first.action, RestartAction::recover) << first.reason;
+  EXPECT_FALSE(first.spends_budget);
+  EXPECT_EQ(first.reason,
+            "stalled: stall 1 of 3 allowed; resumed from the latest checkpoint without spending "
+            "the restart budget");
+  EXPECT_EQ(decide_restart(stalled(StallAction::restart, 2, 3, 5, 5)).action,
+            RestartAction::recover);
+  auto third = decide_restart(stalled(StallAction::restart, 3, 3, 0, 10));
+  EXPECT_EQ(third.action, RestartAction::fail);
+  EXPECT_EQ(third.reason, "stalled: stall 3 of this run, the limit is 3");
+  EXPECT_EQ(decide_restart(stalled(StallAction::restart, 1, 1)).action, RestartAction::fail);
+  // A nonsense limit counts as 1: the first stall ends the run.
+  EXPECT_EQ(decide_restart(stalled(StallAction::restart, 1, 0)).action, RestartAction::fail);
+  auto fail = decide_restart(stalled(StallAction::fail, 1, 3, 0, 3));
+  EXPECT_EQ(fail.action, RestartAction::fail);
+  EXPECT_EQ(fail.reason, "stalled: on_stall is fail");
+  EXPECT_FALSE(fail.spends_budget);
+  // A stall's recovery is a recovery: max_recoveries bounds it too.
+  auto bounded = stalled(StallAction::restart, 1, 3);
+  bounded.max_recoveries = 2;
+  bounded.recoveries_used = 2;
+  auto exhausted = decide_restart(bounded);
+  EXPECT_EQ(exhausted.action, RestartAction::fail);
+  EXPECT_TRUE(exhausted.recoveries_exhausted);
+  bounded.recoveries_used = 1;
+  EXPECT_EQ(decide_restart(bounded).action, RestartAction::recover);
+  // Exit codes listed for restarts do not make a stall spend the budget.
+  auto listed = stalled(StallAction::restart, 1, 3, 0, 3);
+  listed.exit_codes = {42};
+  listed.restart_on_exit_codes = {42};
+  EXPECT_EQ(decide_restart(listed).action, RestartAction::recover);
+}
 
-  TEST(RestartPolicyTest, StallActionNames) {
-    for (StallAction a : {StallAction::alert, StallAction::restart, StallAction::fail})
-      EXPECT_EQ(parse_stall_action(to_string(a)), a);
-    EXPECT_FALSE(parse_stall_action("Restart").has_value());
-    EXPECT_FALSE(parse_stall_action("").has_value());
-  }
+TEST(RestartPolicyTest, StallActionNames) {
+  for (StallAction a : {StallAction::alert, StallAction::restart, StallAction::fail})
+    EXPECT_EQ(parse_stall_action(to_string(a)), a);
+  EXPECT_FALSE(parse_stall_action("Restart").has_value());
+  EXPECT_FALSE(parse_stall_action("").has_value());
+}
 
 }  // namespace
 }  // namespace podium::sched
