@@ -14,6 +14,7 @@ const cluster = (over: Partial<Cluster> = {}): Cluster => ({
   hosts: { expected: 16, registered: 0, healthy: 0 }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', maxtext_version: 'auto',
   executor: { kind: 'agent' },
   launch_policy: { command_roles: ['admin'], entrypoints: [], code_bundle_roles: ['admin', 'member'] },
+  checkpoint_retention: null,
   ...over,
 });
 
