@@ -2,15 +2,18 @@
 // agent heartbeating, rank 0 waiting in a collective forever) makes the run `stalled` within
 // its bound; Podium stops the gang, resumes it from its latest checkpoint as an infrastructure
 // recovery, and the run succeeds with no restart spent (max_restarts 0: a restart would have
-// failed it).
+// failed it). A webhook receiver subscribed to the run's events gets run.stalled and
+// run.succeeded, each signed.
 
 #include <signal.h>
 
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 
 #include "tests/e2e/support/e2e.h"
+#include "tests/integration/support/webhook_receiver.h"
 
 namespace podium::e2e {
 namespace {
@@ -27,11 +30,19 @@ class Stall : public E2eTest {
     // machine is no stall; the stopped rank ignores SIGTERM until it is continued, so it is
     // killed after the cancel grace.
     return {.extra = {"stalls.default_seconds=" + std::to_string(kStallSeconds),
-                      "scheduler.cancel_grace_seconds=2"}};
+                      "scheduler.cancel_grace_seconds=2", "webhooks.allow_hosts=127.0.0.1",
+                      "webhooks.poll_interval_ms=100"}};
   }
 };
 
 TEST_F(Stall, StoppedRankIsStalledAndRecoveredFromItsCheckpointWithoutARestart) {
+  it::WebhookReceiver rx;
+  const it::Reply hook =
+      admin().post("/api/v1/webhooks",
+                   {{"url", rx.url()}, {"events", json::array({"run.stalled", "run.succeeded"})}});
+  ASSERT_EQ(hook.status, 201) << hook;
+  const std::string secret = hook.json.value("secret", "");
+
   const auto cluster = create_cluster("cpu-2", 1);
   WorkerProcess& host1 = *start_workers(cluster, 1, 2).at(1);
   const auto ds = dataset();
@@ -122,6 +133,23 @@ TEST_F(Stall, StoppedRankIsStalledAndRecoveredFromItsCheckpointWithoutARestart) 
   }
   EXPECT_EQ(stalls, 1) << diagnostics(id);
   EXPECT_TRUE(recovery_says_stalled) << diagnostics(id);
+
+  // Notified: run.stalled (with the stall's figures) and run.succeeded, signed with the secret.
+  ASSERT_TRUE(rx.wait_for(2, 30s))
+      << admin().get("/api/v1/webhooks/" + hook.json.value("id", "") + "/deliveries");
+  std::map<std::string, json> by_type;
+  for (const auto& r : rx.requests()) {
+    EXPECT_TRUE(it::verify_podium_signature(secret, r)) << r.headers.at("podium-signature");
+    const json body = json::parse(r.body);
+    EXPECT_EQ(body["run"].value("id", ""), id) << body.dump();
+    EXPECT_FALSE(by_type.count(body.value("type", ""))) << "twice: " << body.dump();
+    by_type[body.value("type", "")] = body;
+  }
+  ASSERT_TRUE(by_type.count("run.stalled")) << json(by_type).dump(1);
+  ASSERT_TRUE(by_type.count("run.succeeded")) << json(by_type).dump(1);
+  EXPECT_NE(by_type["run.stalled"].value("text", "").find("stalled"), std::string::npos)
+      << by_type["run.stalled"].dump();
+  EXPECT_EQ(by_type["run.succeeded"]["run"]["state"], "succeeded");
 }
 
 }  // namespace

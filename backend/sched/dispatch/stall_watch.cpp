@@ -58,7 +58,7 @@ void read_first_step_history(db::Transaction& tx, const db::Result& r, size_t i,
   }
 }
 
-struct Candidate {
+struct StallCandidate {
   std::string attempt_id;
   std::string run_id;
   json spec;
@@ -66,8 +66,8 @@ struct Candidate {
   std::optional<json> stall;  // the stall it is in, when it is
 };
 
-Candidate candidate_of(db::Transaction& tx, const db::Result& r, size_t i) {
-  Candidate c;
+StallCandidate candidate_of(db::Transaction& tx, const db::Result& r, size_t i) {
+  StallCandidate c;
   c.attempt_id = r.at(i, "id");
   c.run_id = r.at(i, "run_id");
   c.spec = json::parse(r.at(i, "spec"), nullptr, false);
@@ -102,7 +102,7 @@ StallAction on_stall_of(const json& spec) {
 
 // Writes the stall and applies the run's policy, under the attempt's row lock; false when the
 // attempt moved on meanwhile (a step arrived, it ended, another replica recorded the stall).
-bool record_stall(db::Database& db, const Candidate& c, const StallVerdict& v,
+bool record_stall(db::Database& db, const StallCandidate& c, const StallVerdict& v,
                   const EngineSettings& settings) {
   return db.transact([&](db::Transaction& tx) {
     auto locked = tx.exec(
@@ -123,7 +123,7 @@ bool record_stall(db::Database& db, const Candidate& c, const StallVerdict& v,
 }
 
 // The attempt logged a step after its stall (on_stall alert): the stall is over.
-bool clear_stall(db::Database& db, const Candidate& c) {
+bool clear_stall(db::Database& db, const StallCandidate& c) {
   const json& s = *c.stall;
   const auto stalled_at = s.contains("last_step") && s["last_step"].is_number_integer()
                               ? std::optional<std::int64_t>(s["last_step"].get<std::int64_t>())
@@ -139,16 +139,16 @@ bool clear_stall(db::Database& db, const Candidate& c) {
 
 int watch_stalls_once(db::Database& db, const EngineSettings& settings,
                       const std::shared_ptr<spdlog::logger>& log) {
-  std::vector<Candidate> candidates = db.transact(
+  std::vector<StallCandidate> candidates = db.transact(
       [&](db::Transaction& tx) {
-        std::vector<Candidate> out;
+        std::vector<StallCandidate> out;
         auto r = read_running(tx);
         for (size_t i = 0; i < r.size(); ++i) out.push_back(candidate_of(tx, r, i));
         return out;
       },
       db::TxMode::read_only);
   int changed = 0;
-  for (const Candidate& c : candidates) {
+  for (const StallCandidate& c : candidates) {
     if (c.stall) {
       if (clear_stall(db, c)) {
         ++changed;
