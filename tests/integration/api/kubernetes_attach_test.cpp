@@ -3,61 +3,20 @@
 // runs and no pods; delete succeeds). A tpu7x-64 x 2 run: the JobSet applied has two containers
 // per pod, the attempt's gang counts containers (32 ranks, not 16 VMs), and the ranks that join
 // get the JAX environment of a 32-process gang.
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/support/fake_kubectl.h"
 #include "tests/integration/support/podium.h"
 
 namespace podium::it {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class FakeKubectl {
- public:
-  FakeKubectl()
-      : dir_(fs::temp_directory_path() /
-             ("podium-fake-kubectl-" + std::to_string(getpid()) + "-" + unique_name("d"))) {
-    fs::create_directories(dir_ / "bin");
-    const fs::path script = dir_ / "bin" / "kubectl";
-    // The server gives kubectl only PATH, HOME, LANG and KUBECONFIG: the directory is written in.
-    std::ofstream(script)
-        << "#!/bin/sh\nd='" << dir_.string() << "'\n"
-        << "for a in \"$@\"; do case \"$a\" in\n"
-           "  apply) cat > \"$d/applied\"; exit 0;;\n"
-           "  delete) exit 0;;\n"
-           "  pods) echo '{\"items\":[]}'; exit 0;;\n"
-           "  jobset) echo '{\"metadata\":{\"name\":\"x\"},\"spec\":{\"suspend\":false},"
-           "\"status\":{}}'; exit 0;;\n"
-           "esac; done\nexit 1\n";
-    fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
-  }
-  ~FakeKubectl() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path_env() const { return (dir_ / "bin").string() + ":/usr/bin:/bin"; }
-  std::string applied() const { return read_text(dir_ / "applied"); }
-
- private:
-  fs::path dir_;
-};
 
 FakeKubectl& fake() {
   static FakeKubectl f;

@@ -3,63 +3,22 @@
 // containers carry PODIUM_CODE_BUNDLE, the ranks' assignment names the bundle, and the attempt's
 // attach token (from the Secret kubectl applied) fetches that bundle and no other run's; an
 // attach token of another run cannot fetch it either.
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "engine/bundle/archive.h"
 #include "engine/bundle/bundle_files.h"
+#include "tests/integration/support/fake_kubectl.h"
 #include "tests/integration/support/podium.h"
 
 namespace podium::it {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// apply: records stdin; delete: succeeds; get: a JobSet that runs and no pods.
-class FakeKubectl {
- public:
-  FakeKubectl()
-      : dir_(fs::temp_directory_path() /
-             ("podium-fake-kubectl-bundle-" + std::to_string(getpid()) + "-" + unique_name("d"))) {
-    fs::create_directories(dir_ / "bin");
-    const fs::path script = dir_ / "bin" / "kubectl";
-    std::ofstream(script)
-        << "#!/bin/sh\nd='" << dir_.string() << "'\n"
-        << "for a in \"$@\"; do case \"$a\" in\n"
-           "  apply) cat > \"$d/applied\"; exit 0;;\n"
-           "  delete) exit 0;;\n"
-           "  pods) echo '{\"items\":[]}'; exit 0;;\n"
-           "  jobset) echo '{\"metadata\":{\"name\":\"x\"},\"spec\":{\"suspend\":false},"
-           "\"status\":{}}'; exit 0;;\n"
-           "esac; done\nexit 1\n";
-    fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
-  }
-  ~FakeKubectl() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path_env() const { return (dir_ / "bin").string() + ":/usr/bin:/bin"; }
-  std::string applied() const { return read_text(dir_ / "applied"); }
-
- private:
-  fs::path dir_;
-};
 
 FakeKubectl& fake() {
   static FakeKubectl f;
