@@ -7,6 +7,7 @@
 #include <system_error>
 #include <thread>
 
+#include "engine/worker/bounded_run.h"
 #include "engine/worker/checkpoint_scanner.h"
 
 namespace podium::worker {
@@ -45,36 +46,16 @@ DeletionResult run_deletion_tool(const std::vector<std::string>& argv, const Del
   spec.argv = argv;
   spec.env = c.env;
   spec.cwd = fs::temp_directory_path();
-  LaunchResult started = c.launcher->launch(spec);
-  if (!started.child) return {false, "cannot run " + argv.front() + ": " + started.error};
-  ChildProcess& child = *started.child;
-  const auto deadline = std::chrono::steady_clock::now() + c.tool_timeout;
-  std::string output;
-  std::vector<OutputChunk> chunks;
-  bool open = true;
-  std::optional<ExitStatus> status;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (open) {
-      chunks.clear();
-      open = child.read_output(std::chrono::milliseconds(100), chunks);
-      for (const auto& chunk : chunks)
-        if (output.size() < kDeleterMaxErrorBytes) output += chunk.bytes;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!open && (status = child.try_wait())) break;
-  }
+  const BoundedRun run = run_bounded(*c.launcher, spec, c.tool_timeout, kDeleterMaxErrorBytes);
+  if (!run.started()) return {false, "cannot run " + argv.front() + ": " + run.start_error};
+  std::string output = run.output;
   std::string command;
   for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
-  if (!status) {
-    child.signal_group(SIGKILL);
-    child.close_output();
-    for (int i = 0; i < 100 && !child.try_wait(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (run.timed_out()) {
     return {false, command + " did not finish within " +
                        std::to_string(c.tool_timeout.count() / 1000) + " s"};
   }
-  if (status->exit_code && *status->exit_code == 0) return {true, ""};
+  if (run.status->exit_code && *run.status->exit_code == 0) return {true, ""};
   // Nothing left under the URI: an earlier request deleted it (gsutil: "No URLs matched",
   // gcloud storage: "matched no objects or files").
   if (output.find("No URLs matched") != std::string::npos ||
@@ -82,9 +63,9 @@ DeletionResult run_deletion_tool(const std::vector<std::string>& argv, const Del
     return {true, ""};
   while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
   if (output.size() > kDeleterMaxErrorBytes) output.resize(kDeleterMaxErrorBytes);
-  const std::string how = status->exit_code
-                              ? "exit code " + std::to_string(*status->exit_code)
-                              : "signal " + std::to_string(status->signal.value_or(0));
+  const std::string how = run.status->exit_code
+                              ? "exit code " + std::to_string(*run.status->exit_code)
+                              : "signal " + std::to_string(run.status->signal.value_or(0));
   return {false, command + " failed (" + how + ")" + (output.empty() ? "" : ": " + output)};
 }
 

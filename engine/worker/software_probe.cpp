@@ -1,8 +1,8 @@
 #include "engine/worker/software_probe.h"
 
-#include <csignal>
 #include <optional>
-#include <thread>
+
+#include "engine/worker/bounded_run.h"
 
 namespace podium::worker {
 
@@ -16,45 +16,25 @@ constexpr size_t kMaxValue = 128;
 std::optional<std::string> run_probe(ProcessLauncher& launcher, const LaunchSpec& spec,
                                      std::chrono::milliseconds timeout, std::string* error) {
   const std::string& python = spec.argv.front();
-  LaunchResult started = launcher.launch(spec);
-  if (!started.child) {
-    if (error) *error = started.error;
+  const BoundedRun run = run_bounded(launcher, spec, timeout, kMaxOutput);
+  if (!run.started()) {
+    if (error) *error = run.start_error;
     return std::nullopt;
   }
-  ChildProcess& child = *started.child;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string out;
-  std::vector<OutputChunk> chunks;
-  bool open = true;
-  std::optional<ExitStatus> status;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (open) {
-      chunks.clear();
-      open = child.read_output(std::chrono::milliseconds(100), chunks);
-      for (const auto& c : chunks)
-        if (c.stream == Stream::out && out.size() < kMaxOutput) out += c.bytes;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!open && (status = child.try_wait())) break;
-  }
-  if (!status) {
-    child.signal_group(SIGKILL);
-    child.close_output();
-    for (int i = 0; i < 100 && !child.try_wait(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (run.timed_out()) {
     if (error)
       *error = python + " did not answer within " + std::to_string(timeout.count()) + " ms";
     return std::nullopt;
   }
-  if (!status->exit_code || *status->exit_code != 0) {
+  const ExitStatus& status = *run.status;
+  if (!status.exit_code || *status.exit_code != 0) {
     if (error)
       *error = python + " exited with " +
-               (status->exit_code ? "code " + std::to_string(*status->exit_code)
-                                  : "signal " + std::to_string(status->signal.value_or(0)));
+               (status.exit_code ? "code " + std::to_string(*status.exit_code)
+                                 : "signal " + std::to_string(status.signal.value_or(0)));
     return std::nullopt;
   }
-  return out;
+  return run.stdout_text;
 }
 
 // The last non-empty line of the probe's stdout as a JSON object (a sitecustomize or a package
