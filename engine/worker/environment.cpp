@@ -1,8 +1,8 @@
 #include "engine/worker/environment.h"
 
-#include "engine/process/program_path.h"
+#include <unistd.h>  // environ (glibc declares it with _GNU_SOURCE, which g++ defines)
 
-extern char** environ;
+#include "engine/process/program_path.h"
 
 namespace podium::worker {
 
