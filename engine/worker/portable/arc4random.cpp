@@ -1,7 +1,8 @@
 // Only in the portable podium-worker (PODIUM_WORKER_PORTABLE). The static libstdc++ of Debian 12
 // calls arc4random from std::random_device, and glibc has it only since 2.36: linked from
 // libc, the agent would refuse to start on Ubuntu 22.04 (glibc 2.35, the TPU VM images). This
-// definition comes first in the link, so the binary asks glibc for getrandom (2.25) instead.
+// definition comes first in the link, so the binary asks glibc for getrandom (2.25) instead (and
+// glibc 2.31, which the portable build links against, has no arc4random at all).
 #include <sys/random.h>
 
 #include <cerrno>
