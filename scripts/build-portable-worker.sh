@@ -34,7 +34,8 @@ glibc_debs=(
   "libc6_2.31-13+deb11u11_amd64.deb 05f7264da867b37f4c5ce49266b558ea1e81e05a9464f623152fca70f3550282"
   "libc6-dev_2.31-13+deb11u11_amd64.deb e7f7b45d9c5cfcf37609f0b6efd3c645272c812144703af89dfd32218fcb0fd3"
 )
-if [ ! -f "$sysroot/.complete" ]; then
+# The stamp names the packages, so a change of the list above fetches again.
+if [ "$(cat "$sysroot/.complete" 2>/dev/null)" != "${glibc_debs[*]}" ]; then
   mirror="${PODIUM_GLIBC_MIRROR:-http://deb.debian.org/debian}"
   rm -rf "$sysroot" && mkdir -p "$sysroot/.debs"
   for entry in "${glibc_debs[@]}"; do
@@ -50,7 +51,7 @@ if [ ! -f "$sysroot/.complete" ]; then
   find "$sysroot" -type l -lname '/*' | while read -r link; do
     ln -sfn "$sysroot$(readlink "$link")" "$link"
   done
-  rm -rf "$sysroot/.debs" && touch "$sysroot/.complete"
+  rm -rf "$sysroot/.debs" && echo "${glibc_debs[*]}" > "$sysroot/.complete"
 fi
 
 generator=()
@@ -85,10 +86,12 @@ fi
 # The versions the loader will ask glibc for (.gnu.version_r, GLIBC_ABI_DT_RELR included).
 needed="$(readelf -V "$bin" | grep -o 'Name: GLIBC_[0-9A-Z_.]*' | sed 's/Name: GLIBC_//' | sort -V -u)"
 newest="$(grep -E '^[0-9.]+$' <<<"$needed" | tail -1)"
-beyond="$(grep -v -E '^[0-9.]+$' <<<"$needed" || true)"
-if [ -n "$beyond" ] || [ "$(printf '%s\n' "$newest" "$glibc_floor" | sort -V | tail -1)" != "$glibc_floor" ]; then
-  echo "build-portable-worker: $bin asks for more than glibc $glibc_floor:" \
-    "$(sed 's/^/GLIBC_/' <<<"$newest"$'\n'"$beyond" | xargs)" >&2
+too_new="$(while read -r version; do
+  [[ "$version" =~ ^[0-9.]+$ ]] && [ "$(printf '%s\n' "$version" "$glibc_floor" | sort -V | tail -1)" = "$glibc_floor" ] ||
+    echo "GLIBC_$version"
+done <<<"$needed" | xargs)"
+if [ -n "$too_new" ]; then
+  echo "build-portable-worker: $bin asks for more than glibc $glibc_floor: $too_new" >&2
   exit 1
 fi
 mkdir -p "$dir/dist"
