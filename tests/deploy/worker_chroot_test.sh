@@ -3,9 +3,11 @@
 # root filesystem of a Debian release (debootstrap --variant=minbase: libc, libstdc++, apt, no
 # OpenSSL 3, libsodium, spdlog or fmt), as on a TPU VM or a MaxText image. By default Debian 11
 # (glibc 2.31, the floor scripts/build-portable-worker.sh links against; Ubuntu 20.04 has the
-# same). Inside it the agent prints --version, then registers with a podium-server on this host (a
-# chroot shares the host's loopback), must appear in GET /api/v1/clusters/{id}/workers, and runs
-# a `command` run (echo) to success, its output read back from GET /api/v1/runs/{id}/logs.
+# same). Inside it the agent prints --version, reports a bad flag from a C++ exception, then
+# registers (over https by default) with a podium-server on this host (a chroot shares the host's
+# loopback), must appear in GET /api/v1/clusters/{id}/workers, and runs a `command` run (echo) to
+# success, its output read back from GET /api/v1/runs/{id}/logs. Prints the chroot's glibc and
+# the times.
 #
 # Opt-in, not part of scripts/test.sh: it needs root, debootstrap and deb.debian.org on the first
 # run (about 100 MB). The root filesystem is cached as build/chroot/<suite>-minbase.tar.zst, so a
@@ -64,7 +66,8 @@ else
   tar -C "$rootfs" --zstd -xf "$cache"
   how="unpacked $cache"
 fi
-chroot_glibc="$(chroot "$rootfs" ldd --version | head -1 | awk '{print $NF}')"
+# awk reads all of ldd's output: with head, ldd could die of SIGPIPE and pipefail stop the test.
+chroot_glibc="$(chroot "$rootfs" ldd --version | awk 'NR == 1 {print $NF}')"
 echo "worker_chroot_test: root filesystem ready in $((SECONDS - t0)) s ($how, glibc $chroot_glibc)"
 mount -t proc proc "$rootfs/proc"
 # debootstrap writes no /etc/hosts; every installed system has this line, and the worker
@@ -127,6 +130,8 @@ if [ "$tls" = 1 ]; then
   install -m 644 "$pki/ca.pem" "$rootfs/etc/podium-test-ca.pem"
   worker_env=(PODIUM_CA_FILE=/etc/podium-test-ca.pem)
 fi
+# Created here: the background shell opens it later, and the first read below may come first.
+: > "$work/server.out"
 env "${server_env[@]}" "$bin_dir/podium-server" "${server_args[@]}" > "$work/server.out" 2> "$work/server.log" &
 pids+=($!)
 url=""
