@@ -6,7 +6,20 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 started=$(date +%s)
-step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - started ))"; }
+mkdir -p build
+times_file="$root/build/.test-times"
+# Each step line carries the wall time so far and the CPU seconds (user + system) the finished
+# child processes used so far: on a 2-core machine the CPU total, not the wall, says what to trim.
+# `times` is a builtin redirected in this shell (a $(...) subshell would not see its children).
+step() {
+  local line cpu=0 t
+  times >"$times_file"
+  line=$(sed -n 2p "$times_file")
+  for t in $line; do
+    [[ $t =~ ^([0-9]+)m([0-9]+)\.[0-9]+s$ ]] && cpu=$((cpu + BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]}))
+  done
+  printf '\n== %s (%ss, %s CPU-s)\n' "$*" "$(( $(date +%s) - started ))" "$cpu"
+}
 
 step "setup"
 # PODIUM_MAXTEXT_E2E=1: also real MaxText 0.2.0 in .venv-maxtext/ for its e2e test
@@ -24,14 +37,21 @@ fi
 # CI also builds from nothing every time: the product's libraries compile as a unity build (a
 # few combined translation units per library, the heavy headers parsed once per batch; tests
 # stay one file each). Locally each file is its own unit, so that an edit rebuilds one file.
+# The unit tests compile once in CI: in the clang ASan+UBSan tree (warnings as errors there too),
+# which runs them, and not again with g++ in build/test (locally they are in both, so that ctest
+# in build/test runs them after an edit).
 debug=()
-[ "${CI:-}" = "true" ] && debug=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_UNITY_BUILD=ON)
+unit_tests=()
+if [ "${CI:-}" = "true" ]; then
+  debug=(-DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_UNITY_BUILD=ON)
+  unit_tests=(-DPODIUM_UNIT_TESTS=OFF)
+fi
 
 step "build (Debug, all targets)"
 maxtext_e2e=OFF
 [ "${PODIUM_MAXTEXT_E2E:-0}" = 1 ] && maxtext_e2e=ON
 ./scripts/build.sh build/test -DCMAKE_BUILD_TYPE=Debug -DPODIUM_BENCH=OFF "${debug[@]}" \
-  -DPODIUM_MAXTEXT_E2E="$maxtext_e2e"
+  "${unit_tests[@]}" -DPODIUM_MAXTEXT_E2E="$maxtext_e2e"
 
 step "test PostgreSQL"
 export PODIUM_TEST_PG_DIR="${PODIUM_TEST_PG_DIR:-$root/build/test-pg}"
@@ -46,18 +66,17 @@ eval "$(./scripts/test-slurm.sh start)"
 # The sanitizer and fuzz builds run beside the ctest run at the lowest priority: the integration
 # and e2e tests spend much of their time waiting on processes, deadlines and timeouts, and the
 # builds take only the CPU the tests leave idle (nice 19 weighs 15 against the tests' 1024).
-step "build in the background: ASan+UBSan (unit tests), ThreadSanitizer (server, database, hub, worker), fuzz targets"
+step "build in the background: clang ASan+UBSan (fuzz targets and the unit tests), ThreadSanitizer (server, database, hub, worker)"
 sanitizer_builds_log=build/sanitizer-builds.log
 mkdir -p build
 (
   set -e
-  echo "== ASan+UBSan build"
-  nice -n 19 ./scripts/build.sh build/asan -DCMAKE_BUILD_TYPE=Debug -DPODIUM_UNIT_ONLY=ON \
-    -DPODIUM_SANITIZE=ON "${debug[@]}"
+  # One clang tree: the fuzz targets and podium_unit_tests over the same instrumented libraries
+  # (a separate g++ ASan tree compiled every library a second time).
+  echo "== ASan+UBSan build (clang: fuzz targets and unit tests)"
+  nice -n 19 ./scripts/fuzz.sh --build-only "${debug[@]}"
   echo "== ThreadSanitizer build"
   nice -n 19 ./scripts/build.sh build/tsan -DCMAKE_BUILD_TYPE=Debug -DPODIUM_TSAN=ON "${debug[@]}"
-  echo "== fuzz build"
-  nice -n 19 ./scripts/fuzz.sh --build-only
 ) >"$sanitizer_builds_log" 2>&1 &
 builds_pid=$!
 trap 'kill "$builds_pid" 2>/dev/null || true; ./scripts/test-postgres.sh stop >/dev/null 2>&1 || true; ./scripts/test-slurm.sh stop >/dev/null 2>&1 || true' EXIT
@@ -97,7 +116,7 @@ fi
 step "unit tests under ASan+UBSan"
 # Each test binary runs once as a whole: one process per test (ctest's way) costs ASan's start
 # and leak check 390 times, over two minutes, for a suite that runs in seconds.
-for binary in build/asan/bin/*_tests; do
+for binary in build/fuzz/bin/*_tests; do
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$binary" --gtest_brief=1 || status=1
 done
@@ -110,7 +129,9 @@ for binary in build/tsan/bin/podium_worker_tests build/tsan/bin/podium_db_tests;
 done
 
 step "fuzz targets: committed corpora replayed, then each fuzzed briefly (clang, libFuzzer)"
-PODIUM_FUZZ_SECONDS="${PODIUM_FUZZ_SECONDS:-10}" ./scripts/fuzz.sh || status=1
+# A few seconds each, one target per core: a regression check beside the committed corpora; the
+# long runs are bench/reliability's (docs/reliability.md).
+PODIUM_FUZZ_SECONDS="${PODIUM_FUZZ_SECONDS:-5}" PODIUM_FUZZ_PARALLEL="$(nproc)" ./scripts/fuzz.sh || status=1
 
 if [ -f web/package.json ]; then
   step "dashboard unit and browser tests"

@@ -71,7 +71,9 @@ def parse_args():
         a.kills = 5 if a.kills is None else a.kills
         a.outages = 1 if a.outages is None else a.outages
         a.outage_max_seconds = min(a.outage_max_seconds, 5)
-        a.steps = 60 if a.steps is None else a.steps
+        # 40 steps last about 45 s: the five kills (about 20 s after the runs start) and the 5 s
+        # outage fall inside them, and the suite does not wait for 20 more steps per scenario.
+        a.steps = 40 if a.steps is None else a.steps
         a.scenarios = a.scenarios or "soak,outage"
         a.fuzz_seconds = 0 if a.fuzz_seconds is None else a.fuzz_seconds
     a.kills = 50 if a.kills is None else a.kills
