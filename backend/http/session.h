@@ -88,6 +88,20 @@ struct Session : SessionBase, std::enable_shared_from_this<Session<Stream>> {
   void wait_for_request() {
     if (server.stopping) return close();
     if (buffer.size() > 0) return read_request();
+    if constexpr (kTls) {
+      // The TLS layer may already hold the next request, read from the socket with the last
+      // handshake message (TLS 1.3 clients send both at once) or with the previous request's
+      // records, and then the socket would not become readable for it again. So over TLS the
+      // wait is a read of the first bytes through the TLS stream, under the idle deadline.
+      tcp().expires_after(server.options.idle_timeout);
+      stream.async_read_some(buffer.prepare(kFirstReadBytes),
+                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                               if (ec) return self->close();
+                               self->buffer.commit(n);
+                               self->read_request();
+                             });
+      return;
+    }
     tcp().expires_after(server.options.idle_timeout);
     tcp().socket().async_wait(tcp::socket::wait_read,
                               [self = shared_from_this()](beast::error_code ec) {
@@ -98,6 +112,7 @@ struct Session : SessionBase, std::enable_shared_from_this<Session<Stream>> {
     idle_timer_arm();
   }
 
+  static constexpr std::size_t kFirstReadBytes = 4096;
   std::optional<net::steady_timer> idle_timer;
   void idle_timer_arm() {
     idle_timer.emplace(stream.get_executor());
