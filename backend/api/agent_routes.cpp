@@ -615,15 +615,26 @@ http::Response handle_logs(ApiContext& ctx, http::RequestContext& rc) {
     }
   in.finish();
   const std::string attempt_id = rc.param("id");
+  // Built once, outside the transaction: Database::transact runs it again after a retryable
+  // error (a batch racing a copy of itself, batch_rows.h), and a batch moved into the first
+  // run would be empty in the second, its lines acknowledged and lost.
+  ingest::LogBatch batch;
+  batch.attempt_id = attempt_id;
+  batch.rank = static_cast<int>(*rank);
+  batch.seq = *seq;
+  batch.lines = std::move(lines);
   auto result = ctx.db.transact([&](db::Transaction& tx) {
     auto attempt = require_attempt(tx, rc, attempt_id);
     require_own_rank(tx, rc, attempt_id, *rank);
-    auto h = tx.exec("SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND rank = $2::int",
-                     {attempt_id, std::to_string(*rank)});
-    if (h.empty())
+    // A worker's credential: require_own_rank read the rank's row (404 when there is none). An
+    // attach token skips that read: the rank must still exist.
+    if (!rc.principal->attempt_id.empty() &&
+        tx.exec("SELECT 1 FROM attempt_hosts WHERE attempt_id = $1 AND rank = $2::int",
+                {attempt_id, std::to_string(*rank)})
+            .empty())
       throw http::not_found("attempt " + attempt_id + " has no rank " + std::to_string(*rank));
-    ingest::LogBatch batch{attempt.run_id,          attempt_id, attempt.number,
-                           static_cast<int>(*rank), *seq,       std::move(lines)};
+    batch.run_id = attempt.run_id;
+    batch.attempt_number = attempt.number;
     return ingest::ingest_log_batch(tx, batch);
   });
   if (result.stored > 0)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/common/pg_array_literal.h"
+#include "backend/ingest/batch_rows.h"
 #include "backend/ingest/step_line_store.h"
 #include "backend/sched/lifecycle/attempt_writes.h"
 #include "engine/core/logs/maxtext_log.h"
@@ -74,10 +75,9 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
   stored.reserve(count);
   parsed.reserve(count);
   // Rank 0's step lines that rebuild from their figures are stored once, as their metrics rows
-  // (step_line_store.h); every other line as text. One statement writes both, drawing each
-  // line's arrival id in seq order, and gives back what was new.
-  PgArrayLiteral lines, prefixes, steps, seconds, tflops, tokens, weights, losses;
-  std::vector<bool> compact(count, false);
+  // (step_line_store.h); every other line as text. One statement writes both (batch_rows.h).
+  BatchColumns cols;
+  cols.compact.assign(count, false);
   for (size_t i = 0; i < count; ++i) {
     stored.push_back(storable_line(b.lines[i]));
     parsed.push_back(core::parse_maxtext_line(stored.back()));
@@ -85,94 +85,33 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
     const core::StepMetrics* m = nullptr;
     if (b.rank == 0 && (m = parsed.back().step())) prefix = compact_step_prefix(stored.back(), *m);
     if (prefix) {
-      compact[i] = true;
-      lines.null();
-      prefixes.text(*prefix);
-      steps.integer(m->step);
-      seconds.number(m->seconds);
-      tflops.number(m->tflops_per_device);
-      tokens.number(m->tokens_per_second_per_device);
-      weights.number(m->total_weights);
-      losses.number(std::isfinite(*m->loss) ? m->loss : std::optional<double>(std::nan("")));
+      cols.compact[i] = true;
+      cols.compact_steps.push_back(m->step);
+      cols.lines.null();
+      cols.prefixes.text(*prefix);
+      cols.steps.integer(m->step);
+      cols.seconds.number(m->seconds);
+      cols.tflops.number(m->tflops_per_device);
+      cols.tokens.number(m->tokens_per_second_per_device);
+      cols.weights.number(m->total_weights);
+      cols.losses.number(std::isfinite(*m->loss) ? m->loss : std::optional<double>(std::nan("")));
     } else {
-      lines.text(stored.back());
-      prefixes.null();
-      steps.null();
-      seconds.null();
-      tflops.null();
-      tokens.null();
-      weights.null();
-      losses.null();
+      cols.lines.text(stored.back());
+      cols.prefixes.null();
+      cols.steps.null();
+      cols.seconds.null();
+      cols.tflops.null();
+      cols.tokens.null();
+      cols.weights.null();
+      cols.losses.null();
     }
   }
-  auto written = tx.exec(
-      "WITH input AS (SELECT $5::bigint + t.ord - 1 AS seq, t.line, t.prefix, t.step, t.s, t.tf, "
-      "t.tok, t.w, t.loss, nextval('log_lines_id_seq') AS id FROM unnest($6::text[], $7::text[], "
-      "$8::bigint[], $9::float8[], $10::float8[], $11::float8[], $12::float8[], $13::float8[]) "
-      "WITH ORDINALITY AS t(line, prefix, step, s, tf, tok, w, loss, ord)), "
-      "as_text AS (INSERT INTO log_lines (id, run_id, attempt_id, attempt_number, rank, seq, line) "
-      "SELECT id, $1, $2, $3::int, $4::int, seq, line FROM input WHERE prefix IS NULL "
-      "ON CONFLICT (attempt_id, rank, seq) DO NOTHING RETURNING seq), "
-      "as_row AS (INSERT INTO metrics (run_id, attempt_id, attempt_number, step, step_seconds, "
-      "tflops_per_device, tokens_per_second_per_device, total_weights, loss, log_seq, log_prefix, "
-      "log_id) SELECT $1, $2, $3::int, step, s, tf, tok, w, loss, seq, prefix, id FROM input "
-      "WHERE prefix IS NOT NULL ON CONFLICT (attempt_id, step) DO NOTHING RETURNING log_seq) "
-      "SELECT i.seq, i.id, i.step, (t.seq IS NOT NULL OR r.log_seq IS NOT NULL) AS fresh "
-      "FROM input i LEFT JOIN as_text t ON t.seq = i.seq LEFT JOIN as_row r ON r.log_seq = i.seq "
-      "WHERE t.seq IS NOT NULL OR r.log_seq IS NOT NULL OR i.prefix IS NOT NULL",
-      {b.run_id, b.attempt_id, std::to_string(b.attempt_number), std::to_string(b.rank),
-       std::to_string(b.seq), lines.str(), prefixes.str(), steps.str(), seconds.str(), tflops.str(),
-       tokens.str(), weights.str(), losses.str()});
-
-  std::vector<std::int64_t> fresh_seqs;
-  std::vector<bool> stored_as_row(count, false);
-  // A compact line whose step already has a row: the same line again (a retried batch) or a
-  // step printed twice in one attempt, whose line then keeps its text.
-  struct Taken {
-    std::int64_t step, seq, id;
-  };
-  std::vector<Taken> step_taken;
-  for (size_t i = 0; i < written.size(); ++i) {
-    const std::int64_t seq = written.int64(i, "seq");
-    if (written.boolean(i, "fresh")) {
-      fresh_seqs.push_back(seq);
-      stored_as_row[static_cast<size_t>(seq - b.seq)] = compact[static_cast<size_t>(seq - b.seq)];
-    } else {
-      step_taken.push_back({written.int64(i, "step"), seq, written.int64(i, "id")});
-    }
-  }
-  if (!step_taken.empty()) {
-    PgArrayLiteral taken;
-    for (const Taken& t : step_taken) taken.integer(t.step);
-    auto rows = tx.exec(
-        "SELECT step, log_seq FROM metrics WHERE attempt_id = $1 AND step = ANY($2::bigint[])",
-        {b.attempt_id, taken.str()});
-    std::map<std::int64_t, std::optional<std::int64_t>> row_line;  // step -> its row's log_seq
-    for (size_t i = 0; i < rows.size(); ++i)
-      row_line[rows.int64(i, "step")] = rows.opt_int64(i, "log_seq");
-    PgArrayLiteral ids, seqs, texts;
-    int again = 0;
-    for (const auto& [step, seq, id] : step_taken) {
-      if (row_line[step] == seq) continue;  // this very line, stored before
-      ids.integer(id);
-      seqs.integer(seq);
-      texts.text(stored[static_cast<size_t>(seq - b.seq)]);
-      ++again;
-    }
-    if (again > 0) {
-      auto kept = tx.exec(
-          "INSERT INTO log_lines (id, run_id, attempt_id, attempt_number, rank, seq, line) "
-          "SELECT t.id, $1, $2, $3::int, $4::int, t.seq, t.line FROM unnest($5::bigint[], "
-          "$6::bigint[], $7::text[]) AS t(id, seq, line) ON CONFLICT (attempt_id, rank, seq) DO "
-          "NOTHING RETURNING seq",
-          {b.run_id, b.attempt_id, std::to_string(b.attempt_number), std::to_string(b.rank),
-           ids.str(), seqs.str(), texts.str()});
-      for (size_t i = 0; i < kept.size(); ++i) fresh_seqs.push_back(kept.int64(i, "seq"));
-    }
-  }
+  std::optional<BatchWrite> written = store_new_batch(tx, b, cols);
+  if (!written) written = store_batch_over_existing(tx, b, cols, stored);
+  const std::vector<std::int64_t>& fresh_seqs = written->fresh_seqs;
+  const std::vector<bool>& stored_as_row = written->stored_as_row;
   result.stored = static_cast<int>(fresh_seqs.size());
   if (fresh_seqs.empty()) return result;
-  std::sort(fresh_seqs.begin(), fresh_seqs.end());
 
   // Step metrics as one array per column (pg_array_literal.h).
   PgArrayLiteral step_col, seconds_col, tflops_col, tokens_col, weights_col, loss_col, extra_col,
@@ -297,7 +236,7 @@ IngestResult ingest_log_batch(db::Transaction& tx, const LogBatch& b) {
         "SET count = attempt_signatures.count + EXCLUDED.count",
         {b.attempt_id, std::to_string(b.rank), sig, std::to_string(entry.first),
          storable_line(entry.second)});
-  tx.exec("SELECT pg_notify('podium_logs', $1)", {b.run_id});
+  if (!written->notified) tx.exec("SELECT pg_notify('podium_logs', $1)", {b.run_id});
   return result;
 }
 

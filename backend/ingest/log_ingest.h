@@ -1,7 +1,8 @@
 #pragma once
 // Log and metric ingestion (design: "how a run flows", step 4). A batch of one rank's lines is
-// stored idempotently by (attempt, rank, seq) in one statement; only the lines that were new are
-// acted on, so a retried batch never doubles a metric. Rank 0's step lines that rebuild from their
+// stored idempotently by (attempt, rank, seq) in one statement (batch_rows.h: plain INSERTs for a
+// batch nothing of which was stored before, ON CONFLICT otherwise); only the lines that were new
+// are acted on, so a retried batch never doubles a metric. Rank 0's step lines that rebuild from their
 // figures are stored once, as their metrics row (step_line_store.h). Rank 0's lines go through the
 // MaxText parser (engine/core/logs/maxtext_log.h) into one metrics row per step and the run's log
 // facts (parameters, TFLOPs per step, compiler memory estimate, HBM in use); every rank's failure

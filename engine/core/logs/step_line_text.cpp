@@ -1,7 +1,7 @@
 #include "engine/core/logs/step_line_text.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 namespace podium::core {
 
@@ -19,9 +19,13 @@ void append_fixed3(std::string& out, double x) {
     out += x < 0 ? "-inf" : "inf";
     return;
   }
+  // Correctly rounded, as printf's %.3f and Python's are, at a third of snprintf's cost (it ran
+  // four times per step line on the ingest path). At most 63 characters, as the 64-byte
+  // snprintf buffer this replaced allowed, so that rows stored before rebuild alike (a figure
+  // that does not fit appends nothing: the line then does not rebuild and keeps its text).
   char buf[64];
-  const int n = std::snprintf(buf, sizeof buf, "%.3f", x);
-  if (n > 0 && static_cast<size_t>(n) < sizeof buf) out.append(buf, static_cast<size_t>(n));
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf - 1, x, std::chars_format::fixed, 3);
+  if (ec == std::errc()) out.append(buf, end);
 }
 
 }  // namespace

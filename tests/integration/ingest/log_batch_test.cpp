@@ -1,12 +1,16 @@
 // A log batch through the agent API (backend/ingest/log_ingest.cpp): lines of any bytes are
 // stored as sent (quotes, backslashes, braces, commas, the text NULL, empty lines) or made
 // storable (NUL, longer than 64 KiB), and rank 0's step lines become metrics rows with their
-// values, a NaN loss kept as NaN and missing figures as NULL; a retried batch stores nothing twice.
+// values, a NaN loss kept as NaN and missing figures as NULL; a retried batch stores nothing twice,
+// also when it races the first copy of itself (backend/ingest/batch_rows.h).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "backend/db/database.h"
 #include "tests/integration/support/hand_agent.h"
 
 namespace podium::it {
@@ -91,6 +95,43 @@ TEST_F(LogBatch, StepLinesBecomeMetricsOnceAndRetriesStoreNothingTwice) {
             "4");
   EXPECT_EQ(podium().db().scalar("SELECT count(*) FROM log_lines WHERE attempt_id = $1", {attempt}),
             "5");  // seqs 5..9
+}
+
+// A new batch is written without per-row conflict handling (store_new_batch); a copy of it that
+// commits while it is in flight (here: one of its lines, held in an open transaction while the
+// batch arrives) makes it wait, fail on the unique index, and run again over what is there:
+// every line once, the one stored first as it was.
+TEST_F(LogBatch, ABatchRacingACopyOfItselfStoresEachLineOnce) {
+  db::Database other(db::PoolOptions{.conninfo = podium().db().url()});
+  auto tx = other.begin();
+  tx.exec(
+      "INSERT INTO log_lines (run_id, attempt_id, attempt_number, rank, seq, line) VALUES ($1, "
+      "$2, 1, 0, 3, 'the first copy')",
+      {run_id, attempt});
+  json answer;
+  std::string failure;
+  std::thread poster([&] {
+    try {
+      answer = post(2, {"two", "three", "four"});
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  // Commit once the batch waits on the held line (it cannot see it: uncommitted).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (podium().db().scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                              "current_database() AND wait_event_type = 'Lock'") != "1") {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "the batch never waited on the held line";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  tx.commit();
+  poster.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(answer["stored"], 2);
+  EXPECT_EQ(stored(), (std::vector<std::string>{"two", "the first copy", "four"}));
 }
 
 }  // namespace

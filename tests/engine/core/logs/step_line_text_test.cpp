@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <string>
 
 #include "engine/core/logs/maxtext_log.h"
 
@@ -94,6 +96,32 @@ TEST(StepLineTextTest, FiguresThatDoNotMatchTheLineAreNotAPrefix) {
   f = figures_of(line);
   f.total_weights.reset();
   EXPECT_FALSE(render_step_line("", f).has_value());
+}
+
+// Every figure prints as C's "%.3f" (and Python's f"{x:.3f}", which rounds the same way) would:
+// ties of the binary value, negative zero, tiny and huge values; one too long for the 64-byte
+// buffer rows were first checked with prints nothing, so the line does not rebuild.
+TEST(StepLineTextTest, FiguresPrintAsThreeDecimalPrintfDoes) {
+  const auto seconds_text = [](double x) -> std::optional<std::string> {
+    StepLineFigures f;
+    f.seconds = x;
+    f.tflops_per_device = 1.0;
+    f.tokens_per_second_per_device = 1.0;
+    f.total_weights = 8.0;
+    f.loss = 1.0;
+    auto line = render_step_line("", f);
+    if (!line) return std::nullopt;
+    const auto at = line->find("seconds: ") + 9;
+    return line->substr(at, line->find(',', at) - at);
+  };
+  for (double x : {0.0005, 0.0015, 0.0025, 2.675, 1.0005, -0.0, -0.0004, 1e-9, 0.693, 11819.175,
+                   123456789.0625, 1e15 + 0.5, 1.5e58, -1.5e57}) {
+    char buf[80];
+    std::snprintf(buf, sizeof buf, "%.3f", x);
+    EXPECT_EQ(seconds_text(x), std::string(buf)) << x;
+  }
+  // 60 digits, a point and three decimals: 64 characters, one more than the buffer held.
+  EXPECT_EQ(seconds_text(1.2e59), std::string(""));
 }
 
 }  // namespace

@@ -97,6 +97,15 @@ TEST(Utf8, SanitizeReplacesEachInvalidByteAndCutsOnACharacterBoundary) {
   EXPECT_EQ(sanitize_utf8("aaaa\xC3\xA9", NulBytes::keep, 6), "aaaa\xC3\xA9");
   EXPECT_EQ(sanitize_utf8("aa\xFF", NulBytes::keep, 4), "aa");
   EXPECT_EQ(sanitize_utf8("aa\xFF", NulBytes::keep, 5), "aa" + fffd);
+  // Runs of ASCII, copied at once, are cut like any other text.
+  EXPECT_EQ(sanitize_utf8("abcdef", NulBytes::keep, 3), "abc");
+  EXPECT_EQ(sanitize_utf8("abcdef", NulBytes::keep, 0), "");
+  EXPECT_EQ(sanitize_utf8("\xC3\xA9"
+                          "abc\xC3\xA9",
+                          NulBytes::keep, 4),
+            "\xC3\xA9"
+            "ab");
+  EXPECT_EQ(sanitize_utf8(std::string("ab\0cd\0", 6), NulBytes::replace, 8), "ab" + fffd + "cd");
   EXPECT_TRUE(valid_utf8(sanitize_utf8("\xC3\x28\xF0\x9F\x98\xE2\x28\xA1\x80\xFE")));
 }
 
