@@ -93,7 +93,7 @@ bool in_ranges(std::int64_t step, const std::vector<core::StepRange>& ranges) {
 
 }  // namespace
 
-RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id) {
+RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id, bool with_metrics) {
   auto r = tx.exec(
       "SELECT r.id, r.name, r.state, r.failure_class, r.imported, r.model, "
       "COALESCE(r.accelerator, c.accelerator) AS accelerator, "
@@ -143,18 +143,31 @@ RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id) {
                                     a.opt_double(i, "created").value_or(f.created),
                                     a.opt_double(i, "running"), a.opt_double(i, "finished")});
 
+  if (with_metrics) load_run_metrics(tx, f);
+  return f;
+}
+
+void load_run_metrics(db::Transaction& tx, RunFacts& f) {
   auto m = tx.exec(
       "SELECT attempt_number, step, step_seconds, tflops_per_device, "
       "tokens_per_second_per_device, rampup FROM metrics WHERE run_id = $1 "
       "ORDER BY attempt_number, step",
-      {run_id});
+      {f.id});
+  f.metrics.clear();
   f.metrics.reserve(m.size());
   for (size_t i = 0; i < m.size(); ++i)
     f.metrics.push_back(
         MetricRow{static_cast<int>(m.int64(i, "attempt_number")), m.int64(i, "step"),
                   m.opt_double(i, "step_seconds"), m.opt_double(i, "tflops_per_device"),
                   m.opt_double(i, "tokens_per_second_per_device"), m.boolean(i, "rampup")});
-  return f;
+}
+
+std::optional<core::PlanExpectation> plan_expectation(const RunFacts& f) {
+  if (f.plan.is_object()) return core::expectation_from_plan(f.plan);
+  if (!f.accelerator) return std::nullopt;
+  const auto accel = core::parse_accelerator(*f.accelerator);
+  if (!accel.value) return std::nullopt;
+  return core::default_expectation(*accel.value, f.model_spec ? &*f.model_spec : nullptr);
 }
 
 json summarize(const RunFacts& f, const SummaryOptions& options) {
@@ -283,13 +296,8 @@ json summarize(const RunFacts& f, const SummaryOptions& options) {
   if (f.plan_check.is_object()) {
     if (f.plan_check.value("verdict", "") != "none") plan_check = f.plan_check;
   } else {
-    std::optional<core::PlanExpectation> expected;
-    if (f.plan.is_object())
-      expected = core::expectation_from_plan(f.plan);
-    else if (accel)
-      expected = core::default_expectation(*accel, f.model_spec ? &*f.model_spec : nullptr);
     if (auto c = core::check_plan_against_actual(steady.tflops_per_device, steady.kept_count,
-                                                 expected, options.plan_check)) {
+                                                 plan_expectation(f), options.plan_check)) {
       plan_check = core::to_json(*c);
       plan_check["decided_at"] = nullptr;
       plan_check["at_step"] = nullptr;

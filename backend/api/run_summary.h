@@ -88,7 +88,14 @@ struct RunFacts {
 };
 
 // Loads a run's facts in the caller's transaction; throws Problem 404 for an unknown run.
-RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id);
+// Without metrics (`with_metrics` false) `metrics` stays empty: load_run_metrics adds them.
+RunFacts load_run_facts(db::Transaction& tx, const std::string& run_id, bool with_metrics = true);
+void load_run_metrics(db::Transaction& tx, RunFacts& facts);
+
+// What the run's plan-against-actual check compares with: the stored plan's expectation, or for
+// a run stored without one (imported) what the planner would assume for its model on its
+// accelerator. nullopt: nothing to compare with (a command on CPU, no model).
+std::optional<core::PlanExpectation> plan_expectation(const RunFacts& facts);
 
 // What the server's configuration changes in a summary.
 struct SummaryOptions {
