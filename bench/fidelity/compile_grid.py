@@ -68,8 +68,10 @@ SLICES = {"v5e-8": ("v5e", "2x4"), "v6e-8": ("v6e", "2x4"), "v5p-8": ("v5p", "2x
 
 
 def grid(subset: str = "full") -> list[dict]:
-    """The full grid, or the CI subset ("ci": four small compiles, dense and MoE, two that fit
-    and two that do not; the failing ones stop at XLA's memory assignment and are the cheapest)."""
+    """The full grid, or the CI subset ("ci": five small compiles, dense and MoE, two that fit
+    and three that do not; the failing ones stop at XLA's memory assignment and are the
+    cheapest). The fifth is the remat floor's: a step whose natural peak is twice capacity that
+    XLA cannot rematerialize to fit, because its floor is over capacity too (2-3 s of CPU)."""
     cases = []
 
     def add(accelerator, model, pdb, seq, remat, axes=None):
@@ -83,6 +85,7 @@ def grid(subset: str = "full") -> list[dict]:
         add("tpu7x-8", "moe-tiny", 2, 512, "minimal")
         add("v5e-8", "dense-tiny", 16, 8192, "full")
         add("v6e-8", "moe-tiny", 16, 8192, "full")
+        add("v5e-8", "dense-small", 40, 8192, "full")
         return cases
     # The first shapes (1B-8B models, 16-32 layers) take minutes of CPU per compile on this
     # host; their figures are kept in compiled_cache.json. The rest are small models whose
@@ -123,6 +126,18 @@ def grid(subset: str = "full") -> list[dict]:
     for accelerator, shapes in moe.items():
         for remat, pdb, seq in shapes:
             add(accelerator, "moe-small", pdb, seq, remat)
+    # Out-of-sample tests of the remat floor (docs/planner.md "HBM against the compiler"), chosen
+    # after the rule from the 49 above: shapes whose natural peak is over capacity, with the floor
+    # under it (Podium: fits only through XLA's rematerialization) or still over it.
+    for accelerator, model, remat, pdb, seq in (
+            ("v5e-8", "dense-small", "full", 24, 8192),
+            ("v5e-8", "dense-small", "full", 40, 8192),
+            ("v5e-8", "dense-small", "minimal", 32, 4096),
+            ("v5e-8", "dense-small", "save_dot_except_mlp", 16, 8192),
+            ("v6e-8", "dense-small", "full", 48, 8192),
+            ("v6e-8", "moe-tiny", "full", 32, 8192),
+            ("v5p-8", "dense-small", "full", 128, 8192)):
+        add(accelerator, model, pdb, seq, remat)
     return cases
 
 
@@ -241,6 +256,10 @@ def summarize(rows: list[dict]) -> dict:
     return {"cases": len(rows), "verdict_agree": agree,
             "verdict_agree_share": round(agree / len(rows), 4) if rows else None,
             "uncertain": sum(1 for r in rows if r["podium"]["verdict"] == "uncertain"),
+            # Podium says fits only through the remat floor (natural band over capacity).
+            "remat_pressure": sum(1 for r in rows if r["podium"]["remat_pressure"]),
+            "remat_pressure_agree": sum(1 for r in rows if r["podium"]["remat_pressure"] and
+                                        r["compiled"]["verdict"] == "fits"),
             "ratio_cases": len(ratios),
             "median_ratio": round(statistics.median(ratios), 4) if ratios else None,
             "worst_ratio": round(worst, 4) if worst else None}
@@ -310,7 +329,9 @@ def main() -> int:
         mark = "" if p["verdict"] == k["verdict"] else "  <-- verdict differs"
         print(f"{c['id']:55s} compiled {k['verdict']:12s} {k['gib']:7.2f}  podium "
               f"{p['verdict']:12s} {p['per_device_gib']:7.2f} ({p['low_gib']:.1f}-"
-              f"{p['high_gib']:.1f}) of {p['capacity_gib']:.2f}  ratio "
+              f"{p['high_gib']:.1f}) of {p['capacity_gib']:.2f}  floor {p['remat_floor_gib']:.2f} "
+              f"({p['remat_floor_low_gib']:.1f}-{p['remat_floor_high_gib']:.1f})"
+              f"{' remat' if p['remat_pressure'] else ''}  ratio "
               f"{p['per_device_gib'] / k['gib']:.2f}{mark}")
     summary = summarize(rows)
     print(json.dumps(summary))

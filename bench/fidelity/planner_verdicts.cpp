@@ -10,7 +10,8 @@
 //   {"kind":"hbm","id":"...","model_yaml":"...","accelerator":"v5p-8","axes":{"fsdp":4},
 //    "per_device_batch_size":2,"max_target_length":1024,"remat_policy":"full","opt_type":"adamw",
 //    "capacity_factor":1.25,"attention_query_block":512}
-//   -> {"id","per_device_gib","low_gib","high_gib","capacity_gib","verdict","breakdown"}
+//   -> {"id","per_device_gib","low_gib","high_gib","capacity_gib","verdict","remat_floor_gib",
+//       "remat_floor_low_gib","remat_floor_high_gib","remat_pressure","breakdown"}
 // A line that cannot be read gives {"id","error":"..."}; the program never stops on bad input.
 #include <iostream>
 #include <string>
@@ -96,6 +97,10 @@ json hbm_verdict(const json& c) {
           {"high_gib", e.high_gib},
           {"capacity_gib", e.capacity_gib},
           {"verdict", e.verdict},
+          {"remat_floor_gib", e.remat_floor_gib},
+          {"remat_floor_low_gib", e.remat_floor_low_gib},
+          {"remat_floor_high_gib", e.remat_floor_high_gib},
+          {"remat_pressure", e.remat_pressure},
           {"breakdown", to_json(e)["breakdown"]}};
 }
 

@@ -79,6 +79,9 @@ def main() -> int:
              "podium_verdict": r["podium"]["verdict"],
              "podium_gib": round(r["podium"]["per_device_gib"], 3),
              "podium_band_gib": [round(r["podium"]["low_gib"], 3), round(r["podium"]["high_gib"], 3)],
+             "podium_remat_floor_gib": [round(r["podium"][k], 3) for k in (
+                 "remat_floor_low_gib", "remat_floor_gib", "remat_floor_high_gib")],
+             "podium_remat_pressure": r["podium"]["remat_pressure"],
              "capacity_gib": r["podium"]["capacity_gib"],
              "ratio": round(r["podium"]["per_device_gib"] / r["compiled"]["gib"], 3)}
             for r in hbm["rows"]]},
@@ -86,18 +89,24 @@ def main() -> int:
     result["seconds"] = round(time.time() - started, 1)
     out = pathlib.Path(args.out)
     out.write_text(json.dumps(result, indent=1) + "\n")
-    lines = ["| case (slice/model/batch x seq/remat) | compiler | GiB | Podium | GiB (band) | ratio |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| case (slice/model/batch x seq/remat) | compiler | GiB | Podium | GiB (band) | "
+             "remat floor (band) | ratio |",
+             "|---|---|---|---|---|---|---|"]
     for r in result["hbm"]["rows"]:
+        verdict = r["podium_verdict"] + (" (remat)" if r["podium_remat_pressure"] else "")
+        low, floor, high = r["podium_remat_floor_gib"]
         lines.append(f"| {r['id']} | {r['compiled_verdict']} | {r['compiled_gib']:.2f} | "
-                     f"{r['podium_verdict']} | {r['podium_gib']:.2f} ({r['podium_band_gib'][0]:.2f}-"
-                     f"{r['podium_band_gib'][1]:.2f}) | {r['ratio']:.2f} |")
+                     f"{verdict} | {r['podium_gib']:.2f} ({r['podium_band_gib'][0]:.2f}-"
+                     f"{r['podium_band_gib'][1]:.2f}) | {floor:.2f} ({low:.2f}-{high:.2f}) | "
+                     f"{r['ratio']:.2f} |")
     h = result["hbm"]
     lines += ["", f"Mesh: {mesh['agree']} of {mesh['cases']} cases agree with JAX. HBM: verdict "
               f"agrees on {h['verdict_agree']} of {h['cases']}, median estimate/compiled "
               f"{h['median_ratio']}, worst {h['worst_ratio']} (ratios over the "
               f"{h['ratio_cases']} cases with a whole-program figure; {h['uncertain']} "
-              f"uncertain). Regenerated in {result['seconds']:.0f} s."]
+              f"uncertain; {h['remat_pressure']} fit through XLA's rematerialization, the "
+              f"compiler agreeing on {h['remat_pressure_agree']}). Regenerated in "
+              f"{result['seconds']:.0f} s."]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     if args.docs:
         replace_between_markers(pathlib.Path(args.docs), "\n".join(lines))

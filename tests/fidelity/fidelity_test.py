@@ -2,7 +2,7 @@
 """CI subset of the planner's fidelity checks against real JAX/XLA (issue 26, bench/fidelity):
 >= 50 mesh cases of the checked-in corpus (the seed's tpu7x case, every examples/ spec, every
 20th generated case) asked of JAX with libtpu's topology devices and of Podium's planner, and
-three training steps compiled for TPU topologies on this CPU host, whose fits / does-not-fit
+five training steps compiled for TPU topologies on this CPU host, whose fits / does-not-fit
 verdict Podium's HBM estimate must match. Fails on any disagreement.
 
 Usage: fidelity_test.py --planner build/test/bin/planner_verdicts   (run by ctest with the

@@ -151,6 +151,9 @@ std::set<std::string> saved_tags(const HbmInput& in) {
 struct Parts {
   HbmBreakdown b;
   HbmSharding s;
+  // The token-dependent part of the remat floor (GiB, margin excluded): what XLA's
+  // rematerialization cannot recompute away when the natural peak is over the memory limit.
+  double floor_token = 0;
 };
 
 Parts compute(const HbmInput& in, const TrainingShape& shape) {
@@ -204,6 +207,8 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   // policy saved (read back from the saved activations, not recomputed) and the routed experts'
   // (in moe_routing below). The layer input stays: its gradient has its shape.
   double working_dims = 0;
+  // The largest single intermediate of any layer (one tensor: recomputing cannot split it).
+  double largest_tensor_dims = 0;
   for (int i = 0; i < m.num_decoder_layers; ++i) {
     const bool full_attention = !m.linear_attention || m.full_attention_interval <= 1 ||
                                 (i + 1) % m.full_attention_interval == 0;
@@ -213,6 +218,8 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
     for (const auto& [tag, dims] : t.dims) {
       if (tag == "decoder_layer_input" || saved.contains(tag)) saved_dims_all_layers += dims;
       if (tag.rfind("moe_", 0) != 0 && !saved.contains(tag)) layer_dims += dims;
+      if (tag != "decoder_layer_input" && tag != "moe_routing_residuals")
+        largest_tensor_dims = std::max(largest_tensor_dims, dims);
     }
     working_dims = std::max(working_dims, layer_dims);
   }
@@ -224,11 +231,13 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   // Attention scores outside a flash kernel: a block of `attention_query_block` queries against
   // every key of the sequence at a time, float32 scores and their probabilities in the compute
   // dtype (MaxText attention=dot_product: one block of S; splash/flash keep them in VMEM: none).
+  double attention_block_bytes = 0;
   if (in.attention_query_block > 0) {
     const double block = std::min<double>(in.attention_query_block, shape.max_target_length);
     const double sequences = s.tokens_per_device / shape.max_target_length;
-    b.layer_working += sequences * static_cast<double>(m.num_query_heads) * block *
-                       shape.max_target_length * (4.0 + a_bytes) / hidden;
+    attention_block_bytes = sequences * static_cast<double>(m.num_query_heads) * block *
+                            shape.max_target_length * (4.0 + a_bytes) / hidden;
+    b.layer_working += attention_block_bytes;
   }
 
   // Logits in float32 (cast_logits_to_fp32), batch also split over pipeline stages
@@ -293,6 +302,28 @@ Parts compute(const HbmInput& in, const TrainingShape& shape) {
   b.weight_gather = largest * (2.0 * a_bytes + g_bytes);
 
   b.compiler_margin = kHbmCompilerMargin * b.sum();
+
+  // The remat floor (docs/planner.md "HBM against the compiler"): when the natural peak is over
+  // the limit, XLA's rematerialization recomputes what it can. It cannot go below the saved
+  // activations plus the larger of two moments: the loss, with the float32 logits and one copy in
+  // the compute dtype (the logits or their gradient: kHbmFloorLogitsComputeCopies), and the
+  // backward of one layer, with its largest single intermediate and that tensor's gradient, one
+  // attention block's scores and, at expert capacity, the dispatch and combine masks (each one
+  // tensor that recomputation cannot split).
+  {
+    const double vocab_tokens = logits_tokens * static_cast<double>(m.vocab_size) / hidden /
+                                std::max(1, in.num_vocab_tiling);
+    const double loss_bytes = vocab_tokens * (4.0 + a_bytes * kHbmFloorLogitsComputeCopies);
+    double layer_bytes =
+        2.0 * s.tokens_per_device * largest_tensor_dims * a_bytes / hidden + attention_block_bytes;
+    if (m.is_moe() && routing.capacity) {
+      layer_bytes += s.tokens_per_device * 2.0 * m.num_experts * routing.slots * a_bytes / hidden;
+    }
+    const double natural_token =
+        b.activations + b.layer_working + b.logits + b.moe_routing;  // bytes still
+    out.floor_token = std::min(natural_token, b.activations + std::max(loss_bytes, layer_bytes));
+    out.floor_token /= kGiB;
+  }
 
   // bytes -> GiB
   for (double* v :
@@ -415,10 +446,15 @@ HbmEstimate estimate_hbm(const HbmInput& in) {
   const double raw = e.breakdown.sum();
   const double fixed = fixed_part(e.breakdown);
   const double tokens = token_part(e.breakdown);
-  const HbmVerdict verdict = predict_hbm(
-      fixed, tokens, in.shape.per_device_batch_size * in.shape.max_target_length, margin, points,
-      (in.model->is_moe() && in.capacity_factor <= 0) || in.model->linear_attention.has_value(),
-      in.capacity_gib);
+  const bool unvalidated =
+      (in.model->is_moe() && in.capacity_factor <= 0) || in.model->linear_attention.has_value();
+  // The remat floor rests on the compile grid: only for the pure estimate of a validated model
+  // (history calibrates the natural peak of runs that may have rematerialized already).
+  std::optional<double> floor_token;
+  if (points.empty() && !unvalidated) floor_token = parts.floor_token;
+  const HbmVerdict verdict =
+      predict_hbm(fixed, tokens, in.shape.per_device_batch_size * in.shape.max_target_length,
+                  margin, points, unvalidated, in.capacity_gib, floor_token);
   if (!points.empty()) {
     const HbmFit fit = fit_hbm(points, margin);
     e.basis = "history";
@@ -447,6 +483,10 @@ HbmEstimate estimate_hbm(const HbmInput& in) {
   e.low_gib = verdict.low_gib;
   e.high_gib = verdict.high_gib;
   e.verdict = verdict.verdict;
+  e.remat_floor_gib = verdict.floor_gib;
+  e.remat_floor_low_gib = verdict.floor_low_gib;
+  e.remat_floor_high_gib = verdict.floor_high_gib;
+  e.remat_pressure = verdict.remat_pressure;
   e.calibration_factor = raw > 0 ? e.per_device_gib / raw : 1;
   e.fits = e.verdict == "fits";
   if (e.verdict != "does_not_fit") return e;
@@ -539,6 +579,11 @@ nlohmann::json to_json(const HbmEstimate& e) {
           {"high_gib", e.high_gib},
           {"fits", e.fits},
           {"verdict", e.verdict},
+          {"remat_floor", e.remat_floor_gib > 0 ? json{{"gib", e.remat_floor_gib},
+                                                       {"low_gib", e.remat_floor_low_gib},
+                                                       {"high_gib", e.remat_floor_high_gib}}
+                                                : json(nullptr)},
+          {"remat_pressure", e.remat_pressure},
           {"basis", e.basis},
           {"source", e.quoted ? json{{"kind", e.quoted->source},
                                      {"gib_per_device", e.quoted->gib_per_device},

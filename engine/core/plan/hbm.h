@@ -38,6 +38,12 @@ inline constexpr double kHbmLogitsCopies = 1.0;
 inline constexpr double kHbmLayerWorkingCopies = 1.0;
 inline constexpr double kHbmMoeCapacityCopies = 1.0;
 inline constexpr double kHbmMoeDroplessCopies = 2.0;
+// The remat floor (what XLA's rematerialization can bring a step down to when its natural peak is
+// over the limit) keeps, at the loss, the float32 logits and one copy in the compute dtype: the
+// compile grid's five out-of-memory dense-tiny cases (v5e, v6e, v5p, tpu7x; 16 to 128 x 8192)
+// each stop at float32 + bfloat16 logits (23.48 GiB = 15.63 + 7.81 on v5e), 0.49-0.50 of the
+// float32 logits over the float32 logits and the saved layer inputs.
+inline constexpr double kHbmFloorLogitsComputeCopies = 1.0;
 
 // A remat policy: which named activations of a decoder layer are kept in HBM for the backward
 // pass (MaxText decoders.get_remat_policy). Names are MaxText's checkpoint_name tags.
@@ -138,8 +144,16 @@ struct HbmEstimate {
   double low_gib = 0;  // the honest band around per_device_gib (hbm_calibration.h)
   double high_gib = 0;
   double capacity_gib = 0;
-  bool fits = true;                // verdict == "fits"
-  std::string verdict = "fits";    // fits, does_not_fit, uncertain
+  bool fits = true;              // verdict == "fits"
+  std::string verdict = "fits";  // fits, does_not_fit, uncertain
+  // The remat floor (pure estimate of a compile-grid-validated model; 0 otherwise): the least
+  // XLA's rematerialization can bring the step to when its natural peak is over the limit, and
+  // its band. `remat_pressure`: the verdict is fits only because of it (the natural band reaches
+  // over capacity; XLA will recompute more than the remat policy asks, and the step is slower).
+  double remat_floor_gib = 0;
+  double remat_floor_low_gib = 0;
+  double remat_floor_high_gib = 0;
+  bool remat_pressure = false;
   std::string basis = "estimate";  // "estimate" or "history"
   double calibration_factor = 1;   // calibrated / pure estimate at this shape
   double fixed_scale = 1;          // history: fitted scale of the fixed part
@@ -155,8 +169,9 @@ struct HbmEstimate {
 
 HbmEstimate estimate_hbm(const HbmInput& input);
 
-// {"per_device_gib","capacity_gib","fits","basis","calibration_factor","breakdown":{...},
-//  "sharding":{...},"suggestions":[...]}
+// {"per_device_gib","capacity_gib","fits","verdict","remat_floor":{"gib","low_gib","high_gib"}
+//  or null,"remat_pressure","basis","calibration_factor","breakdown":{...},"sharding":{...},
+//  "suggestions":[...]}
 nlohmann::json to_json(const HbmEstimate& e);
 
 }  // namespace podium::core

@@ -31,6 +31,12 @@ constexpr double kDistanceExponent = 1.5;
 // compiler needs 23.5; with -15% it was "uncertain").
 constexpr double kEstimateLow = 0.90;
 constexpr double kEstimateHighValidated = 1.2;
+// The remat floor's low side: what XLA's rematerialization reached when it could not fit (the
+// out-of-memory figures of the compile grid, temporaries after its own remat: an upper bound of
+// its floor) is at least 0.86x the floor estimate (v6e-8 dense-small 32 x 8192 minimal: 34.68
+// GiB against 40.18; every other case 0.91x or more), so the floor's band reaches 15% below it.
+// Its high side is the natural band's.
+constexpr double kRematFloorLow = 0.85;
 constexpr double kEstimateLowUnvalidated = 0.75;
 constexpr double kEstimateHighUnvalidated = 3.0;
 
@@ -105,7 +111,7 @@ HbmFit fit_hbm(const std::vector<HbmPoint>& points, double margin_factor) {
 
 HbmVerdict predict_hbm(double fixed_gib, double token_gib, double tokens_per_device,
                        double margin_factor, const std::vector<HbmPoint>& points, bool unvalidated,
-                       double capacity_gib) {
+                       double capacity_gib, std::optional<double> floor_token_gib) {
   HbmVerdict v;
   const double m = margin_factor > 0 ? margin_factor : 1;
   const HbmFit fit = fit_hbm(points, m);
@@ -150,10 +156,21 @@ HbmVerdict predict_hbm(double fixed_gib, double token_gib, double tokens_per_dev
       v.quoted = &p;
     }
   }
+  if (floor_token_gib && points.empty() && v.gib > 0) {
+    // The floor rests on the same parts of the estimate: the natural band's high side.
+    const double token = std::clamp(*floor_token_gib, 0.0, token_gib);
+    v.floor_gib = predicted(fit, fixed_gib, token, m);
+    v.floor_low_gib = v.floor_gib * kRematFloorLow;
+    v.floor_high_gib = v.floor_gib * v.high_gib / v.gib;
+  }
+  const bool has_floor = v.floor_gib > 0;
   if (capacity_gib <= 0 || v.high_gib <= capacity_gib) {
     v.verdict = "fits";
-  } else if (v.low_gib > capacity_gib) {
+  } else if (has_floor ? v.floor_low_gib > capacity_gib : v.low_gib > capacity_gib) {
     v.verdict = "does_not_fit";
+  } else if (has_floor && v.floor_high_gib <= capacity_gib) {
+    v.verdict = "fits";
+    v.remat_pressure = true;
   } else {
     v.verdict = "uncertain";
   }

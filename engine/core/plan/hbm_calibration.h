@@ -43,6 +43,12 @@ struct HbmVerdict {
   double high_gib = 0;
   std::string verdict;               // fits, does_not_fit, uncertain (capacity <= 0: fits)
   const HbmPoint* quoted = nullptr;  // the observation the verdict rests on, if any
+  // The remat floor and its band (0 when none was given), and whether the verdict is fits only
+  // through it.
+  double floor_gib = 0;
+  double floor_low_gib = 0;
+  double floor_high_gib = 0;
+  bool remat_pressure = false;
 };
 
 // Prediction at a target shape (its estimate's fixed and token parts) from the fit; the band
@@ -51,8 +57,14 @@ struct HbmVerdict {
 // capacity dispatch), wide where it did not (`unvalidated`: dropless MoE and hybrid
 // linear-attention models, which were seen 8x above the estimate). An OOM observation at no more
 // tokens than the target is a floor: the target needs at least as much.
+//
+// `floor_token_gib`: the token part of the remat floor (hbm.h), given only for the pure estimate
+// of a validated model (the compile grid is what it rests on). Verdict: fits when the natural
+// band is within capacity; does_not_fit when even the floor's band is above it; fits under remat
+// pressure when the natural band reaches over capacity but the floor's band does not; otherwise
+// uncertain. Without a floor, the natural band alone decides.
 HbmVerdict predict_hbm(double fixed_gib, double token_gib, double tokens_per_device,
                        double margin_factor, const std::vector<HbmPoint>& points, bool unvalidated,
-                       double capacity_gib);
+                       double capacity_gib, std::optional<double> floor_token_gib = std::nullopt);
 
 }  // namespace podium::core

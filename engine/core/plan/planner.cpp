@@ -360,6 +360,20 @@ Plan make_plan(const PlanInput& in) {
                 " GiB per device, more than the " + format_fixed(memory.capacity_gib, 2) +
                 " GiB usable on " + acc.family + " (" + basis + ")",
             memory.hint, "config");
+    } else if (memory.remat_pressure) {
+      warning("hbm_remat_pressure",
+              "HBM per device is " + format_fixed(memory.low_gib, 1) + "-" +
+                  format_fixed(memory.high_gib, 1) +
+                  " GiB at the remat policy's peak, reaching over the " +
+                  format_fixed(memory.capacity_gib, 2) + " GiB usable on " + acc.family +
+                  "; XLA will rematerialize down to " + format_fixed(memory.remat_floor_gib, 1) +
+                  " GiB (" + format_fixed(memory.remat_floor_low_gib, 1) + "-" +
+                  format_fixed(memory.remat_floor_high_gib, 1) +
+                  ") to fit, recomputing more in the backward pass: steps are slower",
+              "a smaller per_device_batch_size or more fsdp sharding avoids the recomputation; a "
+              "compile check (MaxText's train_compile with compile_topology=" +
+                  acc.type + ") confirms the fit",
+              "config");
     } else if (memory.verdict == "uncertain") {
       warning("hbm_uncertain",
               "HBM per device is between " + format_fixed(memory.low_gib, 1) + " and " +

@@ -2498,7 +2498,7 @@ export interface components {
              *     e.g. `invalid_parallelism`, `unknown_mesh_axis`, `invalid_config_value`,
              *     `unknown_model`, `model_workload_mismatch`, `invalid_request`, and warnings such as
              *     `accelerator_name_counts_cores`, `dataset_size_unknown`, `config_not_checked`,
-             *     `dtype_not_modelled`.
+             *     `dtype_not_modelled`, `hbm_uncertain`, `hbm_remat_pressure`.
              */
             code: string;
             message: string;
@@ -2576,10 +2576,18 @@ export interface components {
                 /** @description true only when verdict is fits */
                 fits: boolean;
                 /**
-                 * @description fits: high_gib within capacity; does_not_fit: low_gib above it (an hbm_exceeded error); uncertain: the band straddles capacity (an hbm_uncertain warning naming what would settle it).
+                 * @description fits: high_gib within capacity, or the remat floor's high_gib within it (remat_pressure); does_not_fit: low_gib above it (with a remat floor: the floor's low_gib above it; an hbm_exceeded error); uncertain: the band straddles capacity (an hbm_uncertain warning naming what would settle it).
                  * @enum {string}
                  */
                 verdict: "fits" | "does_not_fit" | "uncertain";
+                /** @description The least XLA's rematerialization can bring the step to when its natural peak (per_device_gib) is over the limit: training state, saved activations and the larger of the loss (float32 logits and a compute-dtype copy) and one layer's unsplittable tensors, with its band (docs/planner.md "HBM against the compiler"). Only for the pure estimate of a model the compile grid validated, else null. */
+                remat_floor: {
+                    gib: number;
+                    low_gib: number;
+                    high_gib: number;
+                } | null;
+                /** @description The verdict is fits only through XLA's rematerialization: the natural band reaches over capacity, the remat floor's does not (an hbm_remat_pressure warning: steps recompute more and are slower). */
+                remat_pressure: boolean;
                 /**
                  * @description compiled: the run's compile check (preflight: compile) gave the figure: the compiled step's total, or what an out-of-memory compile for the target said it needs.
                  * @enum {string}
