@@ -4,7 +4,9 @@
 // compute-dtype copy) and one layer's unsplittable tensors. The verdict weighs both bands.
 #include "engine/core/plan/hbm.h"
 #include "engine/core/plan/hbm_calibration.h"
+#include "engine/core/plan/planner.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace podium::core {
@@ -160,6 +162,36 @@ TEST(HbmRematFloor, VerdictWeighsTheNaturalAndTheFloorBands) {
       predict_hbm(1, 20, 1000, 1.0, {{21, 1, 20, 1000, false, "memstats", "r"}}, false, 15, 5.0);
   EXPECT_EQ(history.floor_gib, 0);
   EXPECT_EQ(history.verdict, "does_not_fit");
+}
+
+// The plan says so: llama2-7b on tpu7x-8 (fsdp 8), 16 x 8192, remat full: natural peak 82.7 GiB
+// (74.4-99.2) reaching over the 94.75 usable, floor 73.0 (62.0-87.6) within it. The verdict is
+// fits with the warning hbm_remat_pressure quoting both figures (before the floor: uncertain).
+TEST(HbmRematFloor, PlanWarnsOfRematPressure) {
+  PlanInput in;
+  const Parsed<RunSpec> spec = parse_run_spec(nlohmann::json::parse(R"({
+    "name": "pressure", "cluster": "v7", "model": "llama2-7b", "workload": "maxtext",
+    "steps": 10, "per_device_batch_size": 16, "max_target_length": 8192,
+    "parallelism": {"ici_fsdp": 8}, "config": {"remat_policy": "full"}
+  })"));
+  ASSERT_TRUE(spec.value.has_value());
+  in.spec = *spec.value;
+  in.accelerator_name = "tpu7x-8";
+  const Plan plan = make_plan(in);
+  ASSERT_TRUE(plan.memory.has_value());
+  EXPECT_EQ(plan.memory->verdict, "fits");
+  EXPECT_TRUE(plan.memory->remat_pressure);
+  std::vector<std::string> codes;
+  for (const PlanIssue& w : plan.warnings) {
+    codes.push_back(w.code);
+    if (w.code == "hbm_remat_pressure") {
+      EXPECT_THAT(w.message, ::testing::HasSubstr("rematerialize down to 73.0 GiB"));
+      EXPECT_THAT(w.message, ::testing::HasSubstr("94.75 GiB usable"));
+    }
+  }
+  EXPECT_THAT(codes, ::testing::Contains("hbm_remat_pressure"));
+  EXPECT_THAT(codes, ::testing::Not(::testing::Contains("hbm_uncertain")));
+  for (const PlanIssue& e : plan.errors) EXPECT_NE(e.code, "hbm_exceeded");
 }
 
 }  // namespace
