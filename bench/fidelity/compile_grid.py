@@ -135,9 +135,11 @@ def grid(subset: str = "full") -> list[dict]:
             ("v5e-8", "dense-small", "minimal", 32, 4096),
             ("v5e-8", "dense-small", "save_dot_except_mlp", 16, 8192),
             ("v6e-8", "dense-small", "full", 48, 8192),
-            ("v6e-8", "moe-tiny", "full", 32, 8192),
-            ("v5p-8", "dense-small", "full", 128, 8192)):
+            ("v6e-8", "moe-tiny", "full", 32, 8192)):
         add(accelerator, model, pdb, seq, remat)
+    # (Tried and left out: v5p-8 dense-small full 128 x 8192 fails to compile for scoped VMEM,
+    # CompileTimeScopedVmemOom in an attention fusion of 128 sequences' query blocks, not for HBM:
+    # it gives no HBM figure.)
     return cases
 
 
