@@ -18,6 +18,8 @@
 
 namespace podium::api {
 
+class RunReadBatcher;
+
 struct ApiContext {
   db::Database& db;
   const ServerConfig& config;
@@ -29,6 +31,8 @@ struct ApiContext {
   sched::ExternalEngines* external = nullptr;  // Slurm / Kubernetes executors (manifests)
   // Recently verified tokens and sessions (auth.credential_cache_seconds; null: off).
   http::CredentialCache* credentials = nullptr;
+  // GET /runs/{id}'s batched reads (run_read_batch.h; null: each request reads on its own).
+  RunReadBatcher* run_reads = nullptr;
 };
 
 // After a commit that changed credentials (a token revoked, a user disabled or re-roled, a

@@ -22,6 +22,8 @@ bool acceptable_request_id(std::string_view id) {
   return true;
 }
 
+}  // namespace
+
 http::Response from_db_error(ApiContext& ctx, const db::DbError& e, const std::string& request_id) {
   using K = db::DbError::Kind;
   switch (e.kind()) {
@@ -52,8 +54,6 @@ http::Response from_db_error(ApiContext& ctx, const db::DbError& e, const std::s
       500, "", "internal error (request " + request_id + ")", {}, nlohmann::json::object()}
       .to_response();
 }
-
-}  // namespace
 
 App::App(ApiContext& ctx) : ctx_(ctx) {
   register_health_routes(router_, ctx_);
@@ -131,6 +131,58 @@ http::Response App::dispatch(http::Request& req, std::string& route_label,
   return m.route->handler(rc);
 }
 
+// What the access log and the request metrics say of one request.
+struct App::RequestRecord {
+  std::string request_id;
+  std::string method;
+  std::string route;
+  std::string path;
+  std::string user;
+  std::string remote;
+  std::chrono::steady_clock::time_point started;
+};
+
+namespace {
+
+// Records a RecordedOnAnswer's answer when it comes.
+class Recorder final : public http::Deferred {
+ public:
+  Recorder(const App& app, std::shared_ptr<http::Deferred> inner, App::RequestRecord r)
+      : app_(app), inner_(std::move(inner)), record_(std::move(r)) {}
+  http::Wait wait() override { return inner_->wait(); }
+  std::optional<http::Response> resume(bool timed_out) override {
+    auto res = inner_->resume(timed_out);
+    if (res) {
+      res->set_header("X-Request-Id", record_.request_id);
+      app_.record(record_, *res);
+    }
+    return res;
+  }
+
+ private:
+  const App& app_;
+  std::shared_ptr<http::Deferred> inner_;
+  App::RequestRecord record_;
+};
+
+}  // namespace
+
+void App::record(const RequestRecord& r, const http::Response& res) const {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
+  ctx_.metrics.observe_request(r.method, r.route, res.status, seconds);
+  // One JSON line per request. Never the Authorization header, cookies or the query string.
+  // Not even built when the level leaves it out (log.level=warn): a request's line cost as much
+  // as a small response.
+  if (!ctx_.log->should_log(spdlog::level::info)) return;
+  nlohmann::json line = {{"msg", "request"},         {"request_id", r.request_id},
+                         {"method", r.method},       {"route", r.route},
+                         {"path", r.path},           {"status", res.status},
+                         {"bytes", res.body.size()}, {"duration_ms", seconds * 1000.0},
+                         {"user", r.user},           {"remote", r.remote}};
+  ctx_.log->info(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 http::Response App::handle(http::Request& req) {
   const auto started = std::chrono::steady_clock::now();
   if (auto id = req.header("x-request-id"); id && acceptable_request_id(*id))
@@ -160,17 +212,13 @@ http::Response App::handle(http::Request& req) {
               .to_response();
   }
   res.set_header("X-Request-Id", req.request_id);
-
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  ctx_.metrics.observe_request(req.method, route_label, res.status, seconds);
-  // One JSON line per request. Never the Authorization header, cookies or the query string.
-  nlohmann::json line = {{"msg", "request"},         {"request_id", req.request_id},
-                         {"method", req.method},     {"route", route_label},
-                         {"path", req.path},         {"status", res.status},
-                         {"bytes", res.body.size()}, {"duration_ms", seconds * 1000.0},
-                         {"user", user_label},       {"remote", req.remote_address}};
-  ctx_.log->info(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  RequestRecord rec{req.request_id, req.method,         route_label, req.path,
+                    user_label,     req.remote_address, started};
+  if (res.deferred && dynamic_cast<const RecordedOnAnswer*>(res.deferred.get())) {
+    res.deferred = std::make_shared<Recorder>(*this, std::move(res.deferred), std::move(rec));
+    return res;
+  }
+  record(rec, res);
   return res;
 }
 

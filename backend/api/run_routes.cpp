@@ -2,6 +2,7 @@
 // state changes, history.
 
 #include "backend/api/api_context.h"
+#include "backend/api/app.h"
 #include "backend/api/checkpoint_lifecycle.h"
 #include "backend/api/compile_check.h"
 #include "backend/api/launch_policy_check.h"
@@ -9,6 +10,7 @@
 #include "backend/api/rfc3339_query.h"
 #include "backend/api/route_table.h"
 #include "backend/api/run_curation.h"
+#include "backend/api/run_read_batch.h"
 #include "backend/api/run_submission.h"
 #include "backend/api/run_view.h"
 #include "backend/api/sql_util.h"
@@ -136,8 +138,60 @@ http::Response submit_run(ApiContext& ctx, http::RequestContext& rc) {
   return json_response(201, run_json(r, 0, true));
 }
 
+// GET /runs/{id} answered from its batch's rows (run_read_batch.h) once they are there. The
+// wait holds no handler thread; rendering runs on one when the wait ends. Its answer (200, 404,
+// 503) is what the access log and the metrics record (RecordedOnAnswer).
+class BatchedRunRead final : public RecordedOnAnswer {
+ public:
+  BatchedRunRead(ApiContext& ctx, std::shared_ptr<RunReadBatcher::Read> read,
+                 std::string request_id)
+      : ctx_(ctx), read_(std::move(read)), request_id_(std::move(request_id)) {}
+
+  http::Wait wait() override {
+    http::Wait w;
+    w.keys = {std::string(RunReadBatcher::kChannel) + ":" + read_->key};
+    // A batch's query gives up within the pool's wait and the statement timeout; the margin
+    // covers the batch queued ahead of it.
+    const auto& o = ctx_.db.options();
+    w.timeout = 2 * (o.acquire_timeout + o.statement_timeout) + std::chrono::seconds(1);
+    w.fired = [read = read_] { return read->done.load(std::memory_order_acquire); };
+    return w;
+  }
+
+  std::optional<http::Response> resume(bool timed_out) override {
+    if (!read_->done.load(std::memory_order_acquire)) {
+      if (!timed_out) return std::nullopt;  // not this read's wake-up
+      auto r =
+          http::unavailable("the database did not answer in time; retry shortly").to_response();
+      r.set_header("Retry-After", "1");
+      return r;
+    }
+    if (read_->error) {
+      try {
+        std::rethrow_exception(read_->error);
+      } catch (const db::DbError& e) {
+        ctx_.metrics.count("podium_database_errors_total",
+                           "Database errors seen by request handlers.");
+        return from_db_error(ctx_, e, request_id_);
+      }
+    }
+    if (read_->row < 0) return http::not_found("no run " + read_->id).to_response();
+    return http::Response::json(200, run_body(*read_->rows, static_cast<size_t>(read_->row)));
+  }
+
+ private:
+  ApiContext& ctx_;
+  std::shared_ptr<RunReadBatcher::Read> read_;
+  std::string request_id_;
+};
+
 http::Response get_run(ApiContext& ctx, http::RequestContext& rc) {
-  return json_response(200, run_json(load_run(ctx.db, rc.param("id")), 0, true));
+  const std::string& id = rc.param("id");
+  if (!ctx.run_reads) return json_response(200, run_json(load_run(ctx.db, id), 0, true));
+  http::Response res;
+  res.deferred =
+      std::make_shared<BatchedRunRead>(ctx, ctx.run_reads->submit(id), rc.request.request_id);
+  return res;
 }
 
 http::Response request_cancel(ApiContext& ctx, http::RequestContext& rc) {

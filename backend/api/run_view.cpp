@@ -66,8 +66,11 @@ nlohmann::json run_environment(const db::Result& r, size_t i) {
 
 }  // namespace
 
-nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
-  nlohmann::json j = {
+namespace {
+
+// Every field of a run but its spec and plan (run_json and run_body add them).
+nlohmann::json run_fields(const db::Result& r, size_t i) {
+  return {
       {"id", r.at(i, "id")},
       {"name", r.at(i, "name")},
       {"owner_id", nullable_string(r, i, "owner_id")},
@@ -89,7 +92,6 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
       {"dataset", nullable_string(r, i, "dataset")},
       {"model", r.at(i, "model")},
       {"workload", r.at(i, "workload")},
-      {"spec", json_column(r, i, "spec").value_or(nlohmann::json::object())},
       {"forced", r.boolean(i, "forced")},
       {"skipped_checks", json_column(r, i, "skipped_checks").value_or(nlohmann::json::array())},
       {"state", r.at(i, "state")},
@@ -109,8 +111,26 @@ nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
       {"started_at", nullable_string(r, i, "started_at")},
       {"finished_at", nullable_string(r, i, "finished_at")},
       {"updated_at", r.at(i, "updated_at")}};
+}
+
+}  // namespace
+
+nlohmann::json run_json(const db::Result& r, size_t i, bool with_plan) {
+  nlohmann::json j = run_fields(r, i);
+  j["spec"] = json_column(r, i, "spec").value_or(nlohmann::json::object());
   if (with_plan) j["plan"] = json_column(r, i, "plan").value_or(nlohmann::json(nullptr));
   return j;
+}
+
+std::string run_body(const db::Result& r, size_t i) {
+  std::string out = run_fields(r, i).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out.pop_back();  // the object's closing brace: the spliced fields follow
+  out += ",\"spec\":";
+  out += r.is_null(i, "spec") ? std::string("{}") : r.at(i, "spec");
+  out += ",\"plan\":";
+  out += r.is_null(i, "plan") ? std::string("null") : r.at(i, "plan");
+  out += '}';
+  return out;
 }
 
 db::Result load_run(db::Transaction& tx, const std::string& id) {

@@ -18,6 +18,7 @@
 #include "backend/api/bootstrap.h"
 #include "backend/api/hub_credential_changes.h"
 #include "backend/api/plan_check.h"
+#include "backend/api/run_read_batch.h"
 #include "backend/api/run_submission.h"
 #include "backend/api/run_summary_store.h"
 #include "backend/common/config.h"
@@ -277,15 +278,14 @@ int run(int argc, char** argv) {
   http::CredentialCacheOptions credential_options;
   credential_options.ttl = config.credential_cache_ttl;
   http::CredentialCache credentials(credential_changes, credential_options);
-  api::ApiContext ctx{database,
-                      config,
-                      registry,
-                      boot->cursor_key,
-                      log,
-                      hub,
-                      engine,
-                      &external,
-                      config.credential_cache_ttl.count() > 0 ? &credentials : nullptr};
+  // GET /runs/{id}'s reads, batched (backend/api/run_read_batch.h): started once the HTTP
+  // server can be woken, stopped after it drained.
+  api::RunReadBatcher run_reads(database);
+  api::ApiContext ctx{
+      database,         config,    registry,
+      boot->cursor_key, log,       hub,
+      engine,           &external, config.credential_cache_ttl.count() > 0 ? &credentials : nullptr,
+      &run_reads};
   api::App app(ctx);
   api::register_engine_metrics(ctx);
   sched::Dispatcher dispatcher(database, hub, engine, log);
@@ -310,12 +310,28 @@ int run(int argc, char** argv) {
     out += "# TYPE podium_http_queued_requests gauge\npodium_http_queued_requests " +
            std::to_string(server.queued_requests()) + "\n";
   });
+  registry.add_collector([&run_reads](std::string& out) {
+    out += "# HELP podium_run_read_batches_total Queries that read runs for GET /runs/{id}.\n";
+    out += "# TYPE podium_run_read_batches_total counter\npodium_run_read_batches_total " +
+           std::to_string(run_reads.batches()) + "\n";
+    out += "# HELP podium_run_reads_total GET /runs/{id} reads answered by those queries.\n";
+    out += "# TYPE podium_run_reads_total counter\npodium_run_reads_total " +
+           std::to_string(run_reads.reads()) + "\n";
+  });
   try {
     server.start();
   } catch (const std::exception& e) {
     std::cerr << "podium-server: " << e.what() << "\n";
     return 1;
   }
+  // Reads that arrived since start() are queued and answered now. The batcher stops before the
+  // server it wakes goes away (after the server's own stop on the way out).
+  run_reads.start(
+      [&server](const std::string& channel, const std::string& key) { server.wake(channel, key); });
+  struct StopReads {
+    api::RunReadBatcher& reads;
+    ~StopReads() { reads.stop(); }
+  } stop_reads{run_reads};
   // NOTIFY wakes the long-polls and log followers the HTTP layer keeps parked. The observer is
   // removed before the server goes away (the hub outlives it).
   hub.set_observer(

@@ -107,12 +107,14 @@ def some_run(server):
                           "command": ["sleep", "1"], "max_restarts": 0}, status=(201,))["id"]
 
 
-# The statement GET /api/v1/runs/{id} sends once the token is known (backend/api/run_view.cpp's
-# run_select(); keep it in step): the run's row with its latest attempt's environment. The token
-# lookup before it is answered from the server's credential cache
-# (backend/common/credential_cache.h) after the first request of the run, so a steady stream of
-# requests sends this one statement each (`database_transactions_per_request` in details checks
-# that from pg_stat_database).
+# The statement one GET /api/v1/runs/{id} would send on its own once the token is known
+# (backend/api/run_view.cpp's run_select(); keep it in step): the run's row with its latest
+# attempt's environment. The token lookup before it is answered from the server's credential
+# cache (backend/common/credential_cache.h) after the first request of the run. The server
+# batches the reads that arrive while one is in flight into one statement
+# (backend/api/run_read_batch.h, `WHERE r.id = ANY($1)`): `database_transactions_per_request`
+# in details (pg_stat_database) and `reads_per_query` (the server's counters) say how far, and
+# pgbench's rate of this statement is what one statement per request would be bounded by.
 # pgbench reads ":MI" and ":SS" as its variables, even inside a string: the colons are spelled
 # chr(58), which PostgreSQL folds to the same constant format when it plans the statement.
 _TS = ("to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24' || chr(58) || 'MI' || chr(58) || "
@@ -188,6 +190,15 @@ class WaitSampler:
                 for k, v in self.samples.items()}
 
 
+def batch_counters(server):
+    """(queries, reads) of the server's batched GET /runs/{id} reads, from its /metrics;
+    (0, 0) from a server from before the batching (an A/B against an older binary)."""
+    text = server.admin.require("GET", "/metrics")
+    found = [re.search(rf"^{name} (\d+)$", text, re.M)
+             for name in ("podium_run_read_batches_total", "podium_run_reads_total")]
+    return tuple(int(m.group(1)) if m else 0 for m in found)
+
+
 def pool_size(server):
     """The server's database.pool_size, from its /metrics."""
     text = server.admin.require("GET", "/metrics")
@@ -240,21 +251,25 @@ def api_get_run(server, tmp, seconds, db_url):
     log(f"api_get_run: podium-server, GET {path}, 64 connections, {seconds} s")
     psql = Psql(db_url)
     before = database_transactions(psql)
+    queries_before, reads_before = batch_counters(server)
     with WaitSampler(server) as waits:
         rps, p50, p99, bad, err, requests = wrk(f"http://127.0.0.1:{server.port}{path}",
                                                 server.token, 64, seconds)
     waited = waits.mean_ms(rps)
+    queries_after, reads_after = batch_counters(server)
+    reads_per_query = ((reads_after - reads_before) / (queries_after - queries_before)
+                       if queries_after > queries_before else None)
     # Background work (the scheduler's ticks) adds a few: a figure near 1 is one statement.
     per_request = (database_transactions(psql) - before) / requests
     ratio = rps / n_rps
     log(f"api_get_run: {rps:,.0f} req/s (p99 {p99:.2f} ms) vs nginx {n_rps:,.0f} req/s "
         f"(p99 {n_p99:.2f} ms): ratio {ratio:.2f}; {per_request:.2f} database transactions "
-        "per request")
+        "per request" + (f", {reads_per_query:.1f} reads per query" if reads_per_query else ""))
     log("api_get_run: mean time per request " + ", ".join(
         f"{k[:-3].replace('_', ' ')} {v:.2f} ms" for k, v in waited.items() if v is not None)
         + f" (of {64 / rps * 1000:.2f} ms in all, by Little's law)")
-    # Not the target's baseline: what bounds the figure, from as many connections as the
-    # server's pool holds.
+    # Not the target's baseline: what one statement per request would be bounded by (the
+    # batched reads go past it), from as many connections as the server's pool holds.
     clients = pool_size(server)
     log(f"api_get_run: PostgreSQL alone, the route's statement, {clients} connections, "
         f"{seconds} s")
@@ -269,7 +284,8 @@ def api_get_run(server, tmp, seconds, db_url):
                      baseline_p99_ms=n_p99, body_bytes=len(body), connections=64,
                      seconds=seconds, database_transactions_per_request=per_request,
                      database_alone_requests_per_s=ceiling, database_alone_clients=clients,
-                     ratio_to_database_alone=rps / ceiling, **waited)]
+                     ratio_to_database_alone=rps / ceiling, reads_per_query=reads_per_query,
+                     **waited)]
 
 
 def _send(port, request):
