@@ -1,6 +1,7 @@
 // The live plan beside the new-run form: topology, mesh, HBM, data, estimate, errors and the
 // alternatives that fix them in one click.
 import { count, gib, num, pct, seconds } from '../format';
+import { memoryVerdict } from '../memoryVerdict';
 import { ErrorBox } from './ui';
 import type { Alternative, ElasticShape, Plan } from '../types';
 
@@ -108,12 +109,12 @@ function MemoryBar({ memory }: { memory: NonNullable<Plan['memory']> }) {
   const cap = memory.capacity_gib || 0;
   const parts = Object.entries(memory.breakdown ?? {}).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
   const scale = Math.max(cap, memory.per_device_gib, memory.high_gib ?? 0) || 1;
-  const verdict = memory.verdict ?? (memory.fits ? 'fits' : 'does_not_fit');
+  const verdict = memoryVerdict(memory);
   return (
     <section class="memory">
       <h3>HBM per device</h3>
-      <p><strong class={verdict === 'fits' ? 'good' : verdict === 'uncertain' ? 'warn' : 'bad'}>{gib(memory.per_device_gib)}</strong>
-        {cap > 0 && <> of {gib(cap)} ({verdict.replace(/_/g, ' ')})</>}
+      <p><strong class={verdict.tone} data-test="hbm-verdict">{gib(memory.per_device_gib)}</strong>
+        {cap > 0 && <> of {gib(cap)} ({verdict.text})</>}
         {memory.low_gib !== undefined && memory.high_gib !== undefined && <span class="muted"> range {gib(memory.low_gib)}–{gib(memory.high_gib)}</span>}
         <span class="muted small"> basis: {memory.basis ?? 'estimate'}{memory.source ? <> ({memory.source.kind} {gib(memory.source.gib_per_device)} of <a href={`/runs/${memory.source.run}`}>{memory.source.run}</a>{memory.source.oom ? ', out of memory' : ''})</> : ''}</span>
       </p>
