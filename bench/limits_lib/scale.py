@@ -308,10 +308,13 @@ def query_metrics(client, psql, data, n):
 
 # Whether a bench run's stored summary is missing or out of date: the server's own condition
 # (backend/api/run_summary_store.cpp), over `runs r LEFT JOIN clusters c LEFT JOIN run_summaries s`.
+# The server's fingerprint is the rows' versions followed by "/<form>/plan<ratio x steps>" (the
+# summary's form and the options that change it), so a current one starts with the versions and
+# a slash.
 _SUMMARY_DUE_SQL = (
-    "(s.run_id IS NULL OR s.fingerprint <> r.xmin::text || '/' || COALESCE(c.xmin::text, '-') "
-    "|| '/' || COALESCE((SELECT string_agg(a.xmin::text, ',' ORDER BY a.number) FROM attempts a "
-    "WHERE a.run_id = r.id), ''))")
+    "(s.run_id IS NULL OR NOT starts_with(s.fingerprint, r.xmin::text || '/' || "
+    "COALESCE(c.xmin::text, '-') || '/' || COALESCE((SELECT string_agg(a.xmin::text, ',' "
+    "ORDER BY a.number) FROM attempts a WHERE a.run_id = r.id), '') || '/'))")
 
 
 def wait_for_summaries(psql, timeout_s=900):
