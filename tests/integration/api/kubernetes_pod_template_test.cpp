@@ -3,22 +3,19 @@
 // annotation gets a JobSet (the one kubectl applied, as `podium runs manifest` shows it) that
 // passes the vendored JobSet CRD's schema and carries all three; malformed extensions are a 422
 // problem naming the field. A fake `kubectl` on the server's PATH records what it applies.
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "tests/deploy/kubernetes_objects.h"
+#include "tests/integration/support/fake_kubectl.h"
 #include "tests/integration/support/podium.h"
 
 namespace podium::it {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -34,35 +31,9 @@ const podium::testing::StructuralSchema& jobset_schema() {
   return schema;
 }
 
-class RecordingKubectl {
- public:
-  RecordingKubectl()
-      : dir_(fs::temp_directory_path() /
-             ("podium-kubectl-pod-template-" + std::to_string(getpid()) + "-" + unique_name("d"))) {
-    fs::create_directories(dir_ / "bin");
-    const fs::path script = dir_ / "bin" / "kubectl";
-    std::ofstream(script) << "#!/bin/sh\nd='" << dir_.string() << "'\n"
-                          << "for a in \"$@\"; do case \"$a\" in\n"
-                             "  apply) cat > \"$d/applied\"; exit 0;;\n"
-                             "  delete) exit 0;;\n"
-                             "  pods) echo '{\"items\":[]}'; exit 0;;\n"
-                             "  jobset) echo '{\"metadata\":{\"name\":\"x\"},\"spec\":{},"
-                             "\"status\":{}}'; exit 0;;\n"
-                             "esac; done\nexit 1\n";
-    fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
-  }
-  ~RecordingKubectl() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path_env() const { return (dir_ / "bin").string() + ":/usr/bin:/bin"; }
-
- private:
-  fs::path dir_;
-};
-
-RecordingKubectl& kubectl() {
-  static RecordingKubectl k;
+// The shared fake (integration/support): records what `kubectl apply` read.
+FakeKubectl& kubectl() {
+  static FakeKubectl k;
   return k;
 }
 
