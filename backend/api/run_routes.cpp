@@ -40,31 +40,44 @@ http::Response list_runs(ApiContext& ctx, http::RequestContext& rc) {
     throw http::bad_request("unknown state '" + *state + "'", {{"state", "must be a run state"}});
   const auto since = query_rfc3339(rc, "since");  // created at or after
   const auto until = query_rfc3339(rc, "until");  // created before
-  auto param = [&](const char* k) {
-    return q.query_param(k) ? db::Param(*q.query_param(k)) : db::Param();
+  // Only the filters given become conditions: a prepared statement of "($n IS NULL OR ...)"
+  // conditions gets a generic plan after five executions that cannot tell which are absent
+  // (one row estimated for each), so it read and joined every run before sorting (75 ms for
+  // 11,000 runs, growing with the table) where the plain list is a backward scan of the seq
+  // index that stops after a page.
+  std::string where = "WHERE TRUE ";
+  std::vector<db::Param> params = {page.limit_param()};
+  auto add = [&](const std::optional<std::string>& value, const std::string& condition) {
+    if (!value) return;
+    params.emplace_back(*value);
+    const std::string n = "$" + std::to_string(params.size());
+    std::string c = condition;
+    for (auto at = c.find("$?"); at != std::string::npos; at = c.find("$?", at + n.size()))
+      c.replace(at, 2, n);
+    where += "AND (" + c + ") ";
   };
+  auto text = [&](const char* k) -> std::optional<std::string> {
+    if (auto v = q.query_param(k)) return std::string(*v);
+    return std::nullopt;
+  };
+  if (page.after_seq) add(std::to_string(*page.after_seq), "r.seq < $?::bigint");
+  add(text("state"), "r.state = $?");
+  add(text("cluster"), "c.id = $? OR c.name = $?");
+  add(text("model"), "r.model = $?");
+  add(text("owner"), "u.username = $? OR r.owner_id = $?");
+  add(text("tag"), "$? = ANY(r.tags)");
+  add(text("q"), "strpos(lower(r.name), lower($?)) > 0");
+  add(text("project"), "r.project = $?");
+  add(text("dataset"), "d.id = $? OR d.name = $?");
+  // An accelerator type ("v5p-128") or a whole family ("v5p").
+  add(text("accelerator"),
+      "COALESCE(r.accelerator, c.accelerator) = $? OR "
+      "split_part(COALESCE(r.accelerator, c.accelerator), '-', 1) = $?");
+  add(since, "r.created_at >= $?::timestamptz");
+  add(until, "r.created_at < $?::timestamptz");
   auto r = ctx.db.transact(
       [&](db::Transaction& tx) {
-        return tx.exec(
-            run_select() +
-                "WHERE ($1::bigint IS NULL OR r.seq < $1) AND ($3::text IS NULL OR r.state = $3) "
-                "AND ($4::text IS NULL OR c.id = $4 OR c.name = $4) AND ($5::text IS NULL OR "
-                "r.model = $5) "
-                "AND ($6::text IS NULL OR u.username = $6 OR r.owner_id = $6) "
-                "AND ($7::text IS NULL OR $7 = ANY(r.tags)) "
-                "AND ($8::text IS NULL OR strpos(lower(r.name), lower($8)) > 0) "
-                "AND ($9::text IS NULL OR r.project = $9) "
-                "AND ($10::text IS NULL OR d.id = $10 OR d.name = $10) "
-                // An accelerator type ("v5p-128") or a whole family ("v5p").
-                "AND ($11::text IS NULL OR COALESCE(r.accelerator, c.accelerator) = $11 OR "
-                "split_part(COALESCE(r.accelerator, c.accelerator), '-', 1) = $11) "
-                "AND ($12::timestamptz IS NULL OR r.created_at >= $12) "
-                "AND ($13::timestamptz IS NULL OR r.created_at < $13) "
-                "ORDER BY r.seq DESC LIMIT $2",
-            {page.after_param(), page.limit_param(), state, param("cluster"), param("model"),
-             param("owner"), param("tag"), param("q"), param("project"), param("dataset"),
-             param("accelerator"), since ? db::Param(*since) : db::Param(),
-             until ? db::Param(*until) : db::Param()});
+        return tx.exec(run_select() + where + "ORDER BY r.seq DESC LIMIT $1", params);
       },
       db::TxMode::read_only);
   nlohmann::json items = nlohmann::json::array();

@@ -8,7 +8,7 @@ import subprocess
 import time
 
 from kit.http import Client
-from kit.procs import Process, free_port
+from kit.procs import Process, clean_env, free_port
 from limits_lib.common import log
 
 DATABASE = "mlflow_bench"
@@ -21,7 +21,7 @@ WORKERS = 4
 
 
 class MlflowServer:
-    def __init__(self, python, psql, tmp, workers=WORKERS):
+    def __init__(self, python, psql, tmp, clients, workers=WORKERS):
         if psql.value(f"SELECT count(*) FROM pg_database WHERE datname = '{DATABASE}'") == "0":
             psql.run(f"CREATE DATABASE {DATABASE}")
         self.store_uri = psql.url.rsplit("/", 1)[0] + "/" + DATABASE
@@ -40,10 +40,21 @@ class MlflowServer:
                # 2-core machine a busy or still-importing worker does, and the restarts would
                # be counted against MLflow.
                "--uvicorn-opts", "--timeout-worker-healthcheck 120"]
+        # SQLAlchemy's default pool (5 connections + 10 overflow per worker, 30 s wait) made
+        # MLflow answer 400 "QueuePool limit ... reached" to some of the 32 log-batch clients
+        # once its requests took longer than that wait: a failure of the bench's setup, not a
+        # figure. Every worker may hold a connection for every client (at most `clients` are in
+        # use at once; the bench PostgreSQL allows 300), as Podium's pool holds one per handler.
+        self.pool_size = max(1, clients // workers)
+        self.max_overflow = clients - self.pool_size
+        env = clean_env({"MLFLOW_SQLALCHEMYSTORE_POOL_SIZE": str(self.pool_size),
+                         "MLFLOW_SQLALCHEMYSTORE_MAX_OVERFLOW": str(self.max_overflow)})
         log(f"mlflow: starting the tracking server on 127.0.0.1:{self.port} ({workers} workers, "
+            f"SQLAlchemy pool {self.pool_size} + {self.max_overflow} overflow each, "
             f"backend {self.store_uri})")
         # Its own process group: the server's workers are stopped with it.
-        self.proc = Process("mlflow server", cmd, self.log_path, new_session=True).start()
+        self.proc = Process("mlflow server", cmd, self.log_path, env=env,
+                            new_session=True).start()
         probe = Rest(self.port, timeout=2)
 
         def healthy():

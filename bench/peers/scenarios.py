@@ -215,10 +215,12 @@ def run(server, psql, tmp, venv_dir, names, clients=32, steps=10_000, samples=50
     if mlflow_names:
         mlflow = None
         try:
-            mlflow = MlflowServer(python, psql, tmp)
+            mlflow = MlflowServer(python, psql, tmp, clients)
             rest = Rest(mlflow.port)
             psql_mlflow = Psql(mlflow.store_uri)
             about = {"mlflow_version": mlflow.version, "mlflow_workers": mlflow.workers,
+                     "mlflow_sqlalchemy_pool": f"{mlflow.pool_size} + {mlflow.max_overflow} "
+                     "overflow per worker",
                      "mlflow_backend_store": "PostgreSQL, the same cluster as Podium's "
                      "(database mlflow_bench), psycopg2"}
             if "peer_mlflow_ingest" in names:
