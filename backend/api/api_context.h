@@ -33,6 +33,9 @@ struct ApiContext {
   http::CredentialCache* credentials = nullptr;
   // GET /runs/{id}'s batched reads (run_read_batch.h; null: each request reads on its own).
   RunReadBatcher* run_reads = nullptr;
+  // The access log: a line per request, flushed about once a second rather than per line
+  // (backend/server/server_log.h); null: the lines go to `log`.
+  std::shared_ptr<spdlog::logger> access_log = nullptr;
 };
 
 // After a commit that changed credentials (a token revoked, a user disabled or re-roled, a

@@ -2,13 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <chrono>
+#include <string_view>
 
 #include "backend/api/sql_util.h"
 #include "backend/common/json_input.h"
 #include "backend/common/problem.h"
 #include "backend/common/secrets.h"
 #include "backend/common/static_files.h"
+#include "engine/core/text/json_text.h"
 
 namespace podium::api {
 
@@ -172,15 +175,39 @@ void App::record(const RequestRecord& r, const http::Response& res) const {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
   ctx_.metrics.observe_request(r.method, r.route, res.status, seconds);
   // One JSON line per request. Never the Authorization header, cookies or the query string.
-  // Not even built when the level leaves it out (log.level=warn): a request's line cost as much
-  // as a small response.
-  if (!ctx_.log->should_log(spdlog::level::info)) return;
-  nlohmann::json line = {{"msg", "request"},         {"request_id", r.request_id},
-                         {"method", r.method},       {"route", r.route},
-                         {"path", r.path},           {"status", res.status},
-                         {"bytes", res.body.size()}, {"duration_ms", seconds * 1000.0},
-                         {"user", r.user},           {"remote", r.remote}};
-  ctx_.log->info(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  // Not even built when the level leaves it out (log.level=warn). Written field by field into
+  // one buffer, not through a json object: at 16,000 requests a second the object's nodes and
+  // its dump were a measurable part of a small response's cost.
+  spdlog::logger& access = ctx_.access_log ? *ctx_.access_log : *ctx_.log;
+  if (!access.should_log(spdlog::level::info)) return;
+  std::string line;
+  line.reserve(256 + r.path.size());
+  auto field = [&line](const char* name, std::string_view value) {
+    line += line.empty() ? "{\"" : ",\"";
+    line += name;
+    line += "\":";
+    core::append_json_string(line, value);
+  };
+  auto number = [&line](const char* name, auto value) {
+    char digits[32];
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    line += ",\"";
+    line += name;
+    line += "\":";
+    line.append(digits, end);
+  };
+  field("msg", "request");
+  field("request_id", r.request_id);
+  field("method", r.method);
+  field("route", r.route);
+  field("path", r.path);
+  number("status", res.status);
+  number("bytes", res.body.size());
+  number("duration_ms", seconds * 1000.0);
+  field("user", r.user);
+  field("remote", r.remote);
+  line += '}';
+  access.info(line);
 }
 
 http::Response App::handle(http::Request& req) {

@@ -244,9 +244,11 @@ int run(int argc, char** argv) {
   auto loaded = load_server_config(std::vector<std::string>(argv + 1, argv + argc));
   if (const int* exit_code = std::get_if<int>(&loaded)) return *exit_code;
   ServerConfig& config = std::get<ServerConfig>(loaded);
-  auto log = server::make_logger(config);
+  const server::ServerLoggers loggers = server::make_loggers(config);
+  const auto& log = loggers.log;
   // Libraries log through the default logger: same sink and format as the access log.
   spdlog::set_default_logger(log);
+  server::flush_access_log_every(std::chrono::seconds(1));
   secrets::init();
   raise_file_limit(config, *log);
   const sigset_t signals = block_signals();
@@ -281,11 +283,17 @@ int run(int argc, char** argv) {
   // GET /runs/{id}'s reads, batched (backend/api/run_read_batch.h): started once the HTTP
   // server can be woken, stopped after it drained.
   api::RunReadBatcher run_reads(database);
-  api::ApiContext ctx{
-      database,         config,    registry,
-      boot->cursor_key, log,       hub,
-      engine,           &external, config.credential_cache_ttl.count() > 0 ? &credentials : nullptr,
-      &run_reads};
+  api::ApiContext ctx{database,
+                      config,
+                      registry,
+                      boot->cursor_key,
+                      log,
+                      hub,
+                      engine,
+                      &external,
+                      config.credential_cache_ttl.count() > 0 ? &credentials : nullptr,
+                      &run_reads,
+                      loggers.access};
   api::App app(ctx);
   api::register_engine_metrics(ctx);
   sched::Dispatcher dispatcher(database, hub, engine, log);
