@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 
 #include "engine/worker/environment.h"
 #include "tests/engine/worker/fakes.h"
@@ -161,6 +163,63 @@ TEST_F(RunnerFixture, TheRunningReportCarriesWhatTheProbeFoundWithTheRanksSpec) 
     if (c.path == "attempts/att_1/status" && c.body["state"] == "running") running = c.body;
   ASSERT_TRUE(running.contains("environment")) << running;
   EXPECT_EQ(running["environment"]["python"].get<std::string>().rfind("3.", 0), 0u);
+}
+
+// The probe runs beside the rank: the rank is launched while the probe has not answered (its
+// launch waits here until the rank's has happened, 10 s at most).
+struct ProbeHeldUntilTheRankStarted : ProcessLauncher {
+  explicit ProbeHeldUntilTheRankStarted(FakeLauncher& f) : fake(f) {}
+  LaunchResult launch(const LaunchSpec& spec) override {
+    if (spec.argv.size() == 3 && spec.argv[1] == "-c") {
+      std::unique_lock lock(mu);
+      rank_started_first = changed.wait_for(lock, 10s, [&] { return rank_started; });
+      lock.unlock();
+      return real->launch(spec);
+    }
+    {
+      std::lock_guard lock(mu);
+      rank_started = true;
+    }
+    changed.notify_all();
+    return fake.launch(spec);
+  }
+  FakeLauncher& fake;
+  std::shared_ptr<ProcessLauncher> real = make_posix_launcher();
+  std::mutex mu;
+  std::condition_variable changed;
+  bool rank_started = false;
+  bool rank_started_first = false;
+};
+
+TEST_F(RunnerFixture, TheRankStartsWithoutWaitingForTheEnvironmentProbe) {
+  ProbeHeldUntilTheRankStarted probing(launcher);
+  RankContext ctx;
+  ctx.api = &api;
+  ctx.launcher = &probing;
+  ctx.clock = &clock;
+  ctx.budget = &budget;
+  ctx.agent_workdir = dir.path();
+  ctx.base_env = current_environment();
+  ctx.probe_python = "python3";
+  RankRunner runner(assignment(), std::move(ctx));
+  runner.start();
+  ASSERT_TRUE(eventually([&] { return runner.pid().has_value(); }, 30s));
+  finish(0);
+  ASSERT_TRUE(runner.wait_finished(20s));
+  {
+    std::lock_guard lock(probing.mu);
+    EXPECT_TRUE(probing.rank_started_first);
+  }
+  // The running report still carries what the probe found, and comes before the exit.
+  std::vector<std::string> states;
+  nlohmann::json running;
+  for (const auto& c : api.snapshot()) {
+    if (c.path != "attempts/att_1/status") continue;
+    states.push_back(c.body["state"]);
+    if (c.body["state"] == "running") running = c.body;
+  }
+  EXPECT_THAT(states, ElementsAre("running", "exited"));
+  EXPECT_EQ(running["environment"]["python"].get<std::string>().rfind("3.", 0), 0u) << running;
 }
 
 TEST_F(RunnerFixture, FailedUploadsAreRetriedWithTheSameSeqAndExitWaitsForThem) {
