@@ -52,8 +52,8 @@ const std::vector<ConfigKey>& config_keys() {
       {"limits.max_connections", "PODIUM_LIMITS_MAX_CONNECTIONS", "", "4096",
        "open connections beyond this are refused with 503"},
       {"limits.handler_threads", "PODIUM_LIMITS_HANDLER_THREADS", "", "0",
-       "threads running request handlers (long-polls and idle log streams hold none); 0: 2 per "
-       "core, from 4 to 64"},
+       "threads running request handlers (long-polls and idle log streams hold none); 0: 1 per "
+       "core, from 2 to 64"},
       {"limits.handler_queue", "PODIUM_LIMITS_HANDLER_QUEUE", "", "1024",
        "requests waiting for a handler thread beyond this get 503 with Retry-After"},
       {"limits.shutdown_grace_seconds", "PODIUM_LIMITS_SHUTDOWN_GRACE_SECONDS", "", "10",

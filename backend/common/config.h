@@ -122,13 +122,15 @@ struct ConfigLoad {
 };
 
 // limits.handler_threads when it is 0 (the default): kHandlerThreadsPerCore per core, from
-// kHandlerThreadsMin to kHandlerThreadsMax. A handler thread blocks while PostgreSQL answers,
-// so two per core keep the cores busy; more only queue on the CPU instead of in the FIFO
-// handler queue, and the tail grows with them (docs/benchmarks.md, api_get_run on 2 cores, 64
-// connections: p99 185-752 ms with 32 threads, 56-194 ms with 8, 23-28 ms with 4). Slow
-// requests do not starve liveness: heartbeats and /healthz have their own lane.
-inline constexpr int kHandlerThreadsPerCore = 2;
-inline constexpr int kHandlerThreadsMin = 4;
+// kHandlerThreadsMin to kHandlerThreadsMax. More threads only queue on the CPU instead of in the
+// FIFO handler queue, wake one another and lengthen the tail (docs/benchmarks.md, api_get_run on
+// 2 cores, 64 connections: p99 185-752 ms with 32 threads, 56-194 ms with 8, 23-28 ms with 4;
+// with the batched reads, 12.5-14.6 k/s at 4 against 17.6-20.9 k/s at 2, and ingest_metrics
+// 0.74 of COPY at 4 against 0.92 at 2: the server and PostgreSQL share the cores, and a thread a
+// core leaves PostgreSQL's backends theirs). Slow requests do not starve liveness: heartbeats
+// and /healthz have their own lane.
+inline constexpr int kHandlerThreadsPerCore = 1;
+inline constexpr int kHandlerThreadsMin = 2;
 inline constexpr int kHandlerThreadsMax = 64;
 int sized_handler_threads(unsigned cores);
 // database.pool_size when it is 0 (the default): one connection per handler thread, so that a

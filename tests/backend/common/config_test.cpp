@@ -25,8 +25,8 @@ TEST(Config, HandlerThreadsAndPoolScaleWithTheCoresUnlessSet) {
   two.cores = 2;
   auto r = load_config(two);
   ASSERT_FALSE(r.error.has_value()) << r.error->message;
-  EXPECT_EQ(r.config.handler_threads, 4);
-  EXPECT_EQ(r.config.db_pool_size, 8);
+  EXPECT_EQ(r.config.handler_threads, 2);
+  EXPECT_EQ(r.config.db_pool_size, 6);
   ConfigSources many;
   many.cores = 96;
   r = load_config(many);
@@ -34,7 +34,7 @@ TEST(Config, HandlerThreadsAndPoolScaleWithTheCoresUnlessSet) {
   EXPECT_EQ(r.config.db_pool_size, 68);
   ConfigSources six;
   six.cores = 6;
-  EXPECT_EQ(load_config(six).config.handler_threads, 12);
+  EXPECT_EQ(load_config(six).config.handler_threads, 6);
   EXPECT_GE(load_config({}).config.handler_threads, kHandlerThreadsMin);  // this machine's
   ConfigSources set;
   set.cores = 2;
