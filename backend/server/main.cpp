@@ -248,10 +248,12 @@ int run(int argc, char** argv) {
   const auto& log = loggers.log;
   // Libraries log through the default logger: same sink and format as the access log.
   spdlog::set_default_logger(log);
-  server::flush_access_log_every(std::chrono::seconds(1));
   secrets::init();
   raise_file_limit(config, *log);
   const sigset_t signals = block_signals();
+  // After the signals are blocked: the flusher is a thread, and a thread started before would
+  // take SIGTERM or SIGHUP itself (the default action ends the process) instead of sigwait.
+  server::flush_access_log_every(std::chrono::seconds(1));
 
   std::unique_ptr<db::EmbeddedPostgres> embedded;
   std::string conninfo = config.database_url;

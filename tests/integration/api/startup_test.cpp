@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -72,6 +74,34 @@ TEST(Startup, TwoServersMigratingOneEmptyDatabaseAtOnce) {
     EXPECT_EQ(next.status, 200) << next;
     EXPECT_EQ(on_b.get("/api/v1/clusters").json, on_a.get("/api/v1/clusters").json);
   }
+}
+
+// SIGTERM, SIGINT and SIGHUP reach the server's sigwait only if every thread blocks them: a
+// thread started before they were blocked (the log's flusher once was) takes one itself, and
+// the default action ends the process (status 143 on SIGTERM, a SIGHUP reload ending the server).
+TEST(Startup, EveryServerThreadLeavesTheStopAndReloadSignalsToTheSignalWait) {
+  PODIUM_IT_REQUIRE_DATABASE();
+  Podium podium;
+  const fs::path tasks = "/proc/" + std::to_string(podium.server().pid()) + "/task";
+  int threads = 0;
+  for (const auto& task : fs::directory_iterator(tasks)) {
+    // The main thread is the one in sigwait, which unblocks the signals it waits for while it
+    // waits.
+    if (task.path().filename() == std::to_string(podium.server().pid())) continue;
+    std::ifstream status(task.path() / "status");
+    std::string line, name, blocked;
+    while (std::getline(status, line)) {
+      if (line.rfind("Name:", 0) == 0) name = line.substr(5);
+      if (line.rfind("SigBlk:", 0) == 0) blocked = line.substr(7);
+    }
+    ASSERT_FALSE(blocked.empty()) << task.path();
+    const unsigned long long mask = std::stoull(blocked, nullptr, 16);
+    for (const int sig : {SIGHUP, SIGINT, SIGTERM})
+      EXPECT_TRUE(mask & (1ULL << (sig - 1)))
+          << "thread " << task.path().filename() << name << " does not block signal " << sig;
+    ++threads;
+  }
+  EXPECT_GT(threads, 3);  // I/O, handler, liveness, dispatcher, ... threads
 }
 
 // Everything a client can list, for before/after comparisons.
