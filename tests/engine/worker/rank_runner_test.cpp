@@ -47,6 +47,19 @@ struct RunnerFixture : ::testing::Test {
     return std::make_unique<RankRunner>(std::move(a), std::move(ctx));
   }
 
+  // A context whose launcher runs the environment probe (python3 -c ...) for real.
+  RankContext probing_context(ProcessLauncher& probing) {
+    RankContext ctx;
+    ctx.api = &api;
+    ctx.launcher = &probing;
+    ctx.clock = &clock;
+    ctx.budget = &budget;
+    ctx.agent_workdir = dir.path();
+    ctx.base_env = current_environment();
+    ctx.probe_python = "python3";
+    return ctx;
+  }
+
   static Assignment assignment() {
     Assignment a;
     a.attempt_id = "att_1";
@@ -141,15 +154,7 @@ TEST_F(RunnerFixture, TheRunningReportCarriesWhatTheProbeFoundWithTheRanksSpec) 
   ProbeForReal probing(launcher);
   Assignment a = assignment();
   a.command = {"/bin/train", "--steps=3"};  // not a Python: the agent's interpreter probes
-  RankContext ctx;
-  ctx.api = &api;
-  ctx.launcher = &probing;
-  ctx.clock = &clock;
-  ctx.budget = &budget;
-  ctx.agent_workdir = dir.path();
-  ctx.base_env = current_environment();
-  ctx.probe_python = "python3";
-  RankRunner runner(std::move(a), std::move(ctx));
+  RankRunner runner(std::move(a), probing_context(probing));
   runner.start();
   ASSERT_TRUE(eventually([&] { return runner.pid().has_value(); }, 30s));
   finish(0);
@@ -193,15 +198,7 @@ struct ProbeHeldUntilTheRankStarted : ProcessLauncher {
 
 TEST_F(RunnerFixture, TheRankStartsWithoutWaitingForTheEnvironmentProbe) {
   ProbeHeldUntilTheRankStarted probing(launcher);
-  RankContext ctx;
-  ctx.api = &api;
-  ctx.launcher = &probing;
-  ctx.clock = &clock;
-  ctx.budget = &budget;
-  ctx.agent_workdir = dir.path();
-  ctx.base_env = current_environment();
-  ctx.probe_python = "python3";
-  RankRunner runner(assignment(), std::move(ctx));
+  RankRunner runner(assignment(), probing_context(probing));
   runner.start();
   ASSERT_TRUE(eventually([&] { return runner.pid().has_value(); }, 30s));
   finish(0);
